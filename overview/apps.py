@@ -1,0 +1,9 @@
+from django.apps import AppConfig
+
+
+class OverviewConfig(AppConfig):
+    name = "overview"
+    verbose_name = "Phasing overview, problems and controller"
+
+    def ready(self) -> None:
+        from overview import checks  # noqa: F401  (registers system checks)

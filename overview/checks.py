@@ -1,0 +1,43 @@
+"""Invariants of a deployment, as system checks with ids."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core import checks
+
+_PUBLICATION_SOURCES = {"simulator", "launchpad", "apt"}
+_CRASH_SOURCES = {"simulator", "errortracker"}
+
+
+@checks.register(checks.Tags.compatibility, deploy=True)
+def broker_configured_in_production(app_configs, **kwargs):
+    if settings.CELERY_BROKER_URL.startswith(("filesystem://", "memory://")):
+        return [
+            checks.Warning(
+                "Celery uses an embedded broker; set REDIS_URL or CELERY_BROKER_URL in production.",
+                id="overview.W001",
+            )
+        ]
+    return []
+
+
+@checks.register()
+def sources_known(app_configs, **kwargs):
+    errors = []
+    if settings.PHASING_PUBLICATION_SOURCE not in _PUBLICATION_SOURCES:
+        errors.append(
+            checks.Error(
+                f"PHASING_PUBLICATION_SOURCE is {settings.PHASING_PUBLICATION_SOURCE!r}",
+                hint=f"Use one of {sorted(_PUBLICATION_SOURCES)}.",
+                id="overview.E001",
+            )
+        )
+    if settings.PHASING_CRASH_SOURCE not in _CRASH_SOURCES:
+        errors.append(
+            checks.Error(
+                f"PHASING_CRASH_SOURCE is {settings.PHASING_CRASH_SOURCE!r}",
+                hint=f"Use one of {sorted(_CRASH_SOURCES)}.",
+                id="overview.E002",
+            )
+        )
+    return errors

@@ -1,0 +1,257 @@
+"""Error buckets, restricted crash reports, problems of publications, overrides, emails.
+
+A crash report's content (stack trace, environment, package versions, system) is for
+members of the triagers group and superusers only; see overview.permissions.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from django.urls import reverse
+
+from packages.models import Person, Publication, Release, SourcePackage
+
+
+class ErrorBucket(models.Model):
+    """Crashes grouped by signature, as the error tracker's buckets."""
+
+    signature = models.CharField(max_length=1000, unique=True)
+    function = models.CharField(max_length=500, blank=True)
+    web_link = models.URLField(max_length=1000, blank=True)
+    source_package = models.ForeignKey(
+        SourcePackage, null=True, blank=True, on_delete=models.SET_NULL, related_name="buckets"
+    )
+    retrace_failed = models.BooleanField(default=False)
+    first_seen = models.DateTimeField(null=True, blank=True)
+    last_seen = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ("-last_seen", "id")
+
+    def __str__(self) -> str:
+        return self.function or self.signature[:80]
+
+    def get_absolute_url(self) -> str:
+        return reverse("overview:problem", args=[self.pk])
+
+
+class CrashReport(models.Model):
+    """One crash as Apport sends it. Restricted: triagers and superusers only."""
+
+    bucket = models.ForeignKey(ErrorBucket, on_delete=models.CASCADE, related_name="reports")
+    source_package = models.ForeignKey(
+        SourcePackage, on_delete=models.CASCADE, related_name="crash_reports"
+    )
+    version = models.CharField(max_length=200)
+    release = models.ForeignKey(Release, on_delete=models.CASCADE, related_name="crash_reports")
+    architecture = models.CharField(max_length=20)
+    reported_at = models.DateTimeField()
+    # Hash of the reporting system's identifier: counts distinct systems, names nobody.
+    system_id = models.CharField(max_length=64)
+    stack_trace = models.TextField()
+    environment = models.JSONField(default=dict, blank=True)
+    package_versions = models.JSONField(default=dict, blank=True)
+    from_proposed = models.BooleanField(default=False)
+    automated_testing = models.BooleanField(default=False)
+    external_id = models.CharField(max_length=100, unique=True)
+
+    class Meta:
+        ordering = ("-reported_at", "-id")
+        permissions = [("view_crash_report_content", "Can read restricted crash reports")]
+        indexes = [
+            # Reports list of a bucket, newest first.
+            models.Index(name="crashreport_bucket_time_idx", fields=("bucket", "-reported_at")),
+            # New-bucket detection: reports per (package, version) and bucket.
+            models.Index(
+                name="crashreport_pkg_version_idx",
+                fields=("source_package", "version", "bucket"),
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"Crash report {self.pk}"
+
+    def get_absolute_url(self) -> str:
+        return reverse("overview:report", args=[self.pk])
+
+
+class CrashCounter(models.Model):
+    """Daily crash count per release, package and version: the error tracker's counters."""
+
+    release = models.ForeignKey(Release, on_delete=models.CASCADE, related_name="+")
+    source_package = models.ForeignKey(SourcePackage, on_delete=models.CASCADE, related_name="+")
+    version = models.CharField(max_length=200)
+    day = models.DateField()
+    count = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                name="one_counter_per_day", fields=("release", "source_package", "version", "day")
+            )
+        ]
+
+
+class ProblemKind(models.TextChoices):
+    NEW_BUCKET = "new_bucket", "New in this version"
+    INCREASED_RATE = "increased_rate", "Increased crash rate"
+
+
+class Problem(models.Model):
+    """A bucket new in this version, or a clear rise in crash rate, for one publication."""
+
+    publication = models.ForeignKey(Publication, on_delete=models.CASCADE, related_name="problems")
+    kind = models.CharField(max_length=20, choices=ProblemKind.choices)
+    bucket = models.ForeignKey(
+        ErrorBucket, null=True, blank=True, on_delete=models.CASCADE, related_name="problems"
+    )
+    web_link = models.URLField(max_length=1000, blank=True)
+    report_count = models.PositiveIntegerField(default=0)
+    system_count = models.PositiveIntegerField(default=0)
+    difference = models.FloatField(null=True, blank=True)
+    detected_at = models.DateTimeField()
+    last_seen_at = models.DateTimeField()
+    # Cleared when the source no longer reports it (the rate fell back, say).
+    active = models.BooleanField(default=True)
+
+    class Meta:
+        ordering = ("publication", "kind", "id")
+        constraints = [
+            models.UniqueConstraint(
+                name="one_new_bucket_problem",
+                fields=("publication", "bucket"),
+                condition=Q(kind="new_bucket"),
+            ),
+            models.UniqueConstraint(
+                name="one_rate_problem",
+                fields=("publication",),
+                condition=Q(kind="increased_rate"),
+            ),
+            models.CheckConstraint(
+                name="new_bucket_problem_has_bucket",
+                condition=~Q(kind="new_bucket") | Q(bucket__isnull=False),
+            ),
+        ]
+
+    def __str__(self) -> str:
+        if self.kind == ProblemKind.INCREASED_RATE:
+            return "increased crash rate"
+        return str(self.bucket)
+
+    @property
+    def override_key(self) -> str:
+        """The THING of Ubuntu's overrides file: a problem URL, or 'increased-rate'."""
+        if self.kind == ProblemKind.INCREASED_RATE:
+            return Override.INCREASED_RATE
+        return self.bucket.web_link or self.bucket.signature
+
+
+class Override(models.Model):
+    """A triager's statement that a problem was not introduced by the update."""
+
+    INCREASED_RATE = "increased-rate"
+
+    source_package = models.ForeignKey(
+        SourcePackage, on_delete=models.CASCADE, related_name="overrides"
+    )
+    # Blank: every version of the package.
+    version = models.CharField(max_length=200, blank=True)
+    # Null with kind increased_rate: the rate problem; otherwise one bucket.
+    bucket = models.ForeignKey(
+        ErrorBucket, null=True, blank=True, on_delete=models.CASCADE, related_name="overrides"
+    )
+    kind = models.CharField(max_length=20, choices=ProblemKind.choices, default=ProblemKind.NEW_BUCKET)
+    reason = models.TextField()
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_by_name = models.CharField(max_length=150, blank=True)
+    created_at = models.DateTimeField()
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    revoked_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    revoke_reason = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ("-created_at",)
+        permissions = [("override_problem", "Can override problems")]
+        constraints = [
+            models.UniqueConstraint(
+                name="one_live_override_per_bucket",
+                fields=("source_package", "version", "bucket"),
+                condition=Q(revoked_at__isnull=True, kind="new_bucket"),
+            ),
+            models.UniqueConstraint(
+                name="one_live_rate_override",
+                fields=("source_package", "version"),
+                condition=Q(revoked_at__isnull=True, kind="increased_rate"),
+            ),
+            models.CheckConstraint(
+                name="bucket_override_has_bucket",
+                condition=~Q(kind="new_bucket") | Q(bucket__isnull=False),
+            ),
+        ]
+        indexes = [
+            # Controller and overview: live overrides of the packages in phasing.
+            models.Index(
+                name="override_live_idx",
+                fields=("source_package", "version"),
+                condition=Q(revoked_at__isnull=True),
+            )
+        ]
+
+    def __str__(self) -> str:
+        scope = self.version or "all versions"
+        thing = self.INCREASED_RATE if self.kind == ProblemKind.INCREASED_RATE else self.bucket
+        return f"{self.source_package} {scope}: {thing}"
+
+    @property
+    def is_live(self) -> bool:
+        return self.revoked_at is None
+
+    def covers(self, problem: Problem) -> bool:
+        if not self.is_live or problem.kind != self.kind:
+            return False
+        if self.version and self.version != problem.publication.version:
+            return False
+        return self.kind == ProblemKind.INCREASED_RATE or self.bucket_id == problem.bucket_id
+
+
+class Notification(models.Model):
+    """An email about a halt, sent once per person per halt."""
+
+    publication = models.ForeignKey(
+        Publication, on_delete=models.CASCADE, related_name="notifications"
+    )
+    event = models.ForeignKey(
+        "packages.PhasingEvent", on_delete=models.CASCADE, related_name="notifications"
+    )
+    person = models.ForeignKey(Person, on_delete=models.CASCADE, related_name="notifications")
+    roles = models.CharField(max_length=100, help_text="signer, uploader, sponsor")
+    subject = models.CharField(max_length=300)
+    created_at = models.DateTimeField()
+    sent_at = models.DateTimeField(null=True, blank=True)
+    error = models.CharField(max_length=500, blank=True)
+
+    class Meta:
+        ordering = ("-created_at",)
+        constraints = [
+            models.UniqueConstraint(name="one_email_per_person_per_halt", fields=("event", "person"))
+        ]
+
+
+class SourceSync(models.Model):
+    """When each configured source last answered, for the pages and `phasing_sources check`."""
+
+    name = models.CharField(max_length=40, unique=True)
+    kind = models.CharField(max_length=20, help_text="publications or crashes")
+    last_attempt_at = models.DateTimeField(null=True, blank=True)
+    last_success_at = models.DateTimeField(null=True, blank=True)
+    last_error = models.TextField(blank=True)
+    last_summary = models.JSONField(default=dict, blank=True)
+
+    def __str__(self) -> str:
+        return self.name

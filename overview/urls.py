@@ -1,0 +1,11 @@
+from django.urls import path
+
+from overview import views
+
+app_name = "overview"
+
+urlpatterns = [
+    path("", views.index, name="index"),
+    path("problems/<int:pk>/", views.problem, name="problem"),
+    path("reports/<int:pk>/", views.report, name="report"),
+]

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class PackagesConfig(AppConfig):
+    name = "packages"
+    verbose_name = "Packages and publications"

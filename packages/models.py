@@ -1,0 +1,329 @@
+"""Releases, source packages, people, publications, policies and the phasing audit trail.
+
+Words as in docs/design.md. Percentage and state of a publication change only through
+`packages.services.publication_transition`, which writes the PhasingEvent with them.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q, Value
+from django.db.models.functions import Coalesce
+from django.urls import reverse
+
+from packages import policy as policy_rules
+
+
+class Release(models.Model):
+    codename = models.SlugField(max_length=40, unique=True)
+    version = models.CharField(max_length=20, help_text="For example 24.04")
+    supported = models.BooleanField(default=True)
+    # Emergency stop for a whole release: while frozen, none of its updates advance.
+    frozen = models.BooleanField(default=False)
+    frozen_reason = models.TextField(blank=True)
+    frozen_at = models.DateTimeField(null=True, blank=True)
+    frozen_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        ordering = ("-version",)
+
+    def __str__(self) -> str:
+        return f"{self.codename} ({self.version})"
+
+
+class Person(models.Model):
+    account_name = models.CharField(max_length=100, unique=True)
+    name = models.CharField(max_length=200)
+    email = models.EmailField()
+
+    class Meta:
+        ordering = ("name",)
+        verbose_name_plural = "people"
+
+    def __str__(self) -> str:
+        return f"{self.name} <{self.email}>"
+
+
+class SourcePackage(models.Model):
+    name = models.CharField(max_length=200, unique=True)
+
+    class Meta:
+        ordering = ("name",)
+
+    def __str__(self) -> str:
+        return self.name
+
+    def get_absolute_url(self) -> str:
+        return reverse("packages:history", args=[self.name])
+
+
+class Pocket(models.TextChoices):
+    RELEASE = "release", "Release"
+    SECURITY = "security", "Security"
+    UPDATES = "updates", "Updates"
+    PROPOSED = "proposed", "Proposed"
+    BACKPORTS = "backports", "Backports"
+
+
+class ArchiveStatus(models.TextChoices):
+    PUBLISHED = "published", "Published"
+    SUPERSEDED = "superseded", "Superseded"
+    DELETED = "deleted", "Deleted"
+
+
+class PhasingState(models.TextChoices):
+    PHASING = "phasing", "Phasing"
+    PAUSED = "paused", "Paused"
+    HALTED = "halted", "Halted"
+    COMPLETE = "complete", "Complete"
+    SUPERSEDED = "superseded", "Superseded"
+
+
+ACTIVE_STATES = (PhasingState.PHASING, PhasingState.PAUSED, PhasingState.HALTED)
+
+
+class HoldReason(models.TextChoices):
+    """Why an update in phasing did not advance at the last tick: pages show it."""
+
+    NONE = "", "—"
+    PAUSED = "paused", "Paused by a person"
+    PROBLEMS = "problems", "Halted on problems"
+    CRASH_DATA_UNAVAILABLE = "crash_data_unavailable", "Crash data unavailable"
+    NOT_ENOUGH_DATA = "not_enough_data", "Not enough data yet"
+    RELEASE_FROZEN = "release_frozen", "Release frozen"
+    QUIET_WEEKEND = "quiet_weekend", "Quiet weekend"
+    WAITING = "waiting", "Waiting for the next step"
+
+
+class Policy(models.Model):
+    """How fast updates phase. Resolved per package, else per release, else global."""
+
+    release = models.OneToOneField(
+        Release, null=True, blank=True, on_delete=models.CASCADE, related_name="policy"
+    )
+    source_package = models.OneToOneField(
+        SourcePackage, null=True, blank=True, on_delete=models.CASCADE, related_name="policy"
+    )
+    start_percentage = models.PositiveSmallIntegerField(default=10)
+    step = models.PositiveSmallIntegerField(default=10, help_text="Points added per step")
+    interval = models.DurationField(default=timedelta(hours=6))
+    ceiling = models.PositiveSmallIntegerField(default=100)
+    schedule = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Explicit percentages to step through, e.g. [1, 2, 5, 10, 20, 50, 100]; "
+        "overrides start and step when set.",
+    )
+    quiet_weekend = models.BooleanField(
+        default=False, help_text="Never reach 100% between Friday 00:00 and Monday 12:00 UTC"
+    )
+    min_time_at_percentage = models.DurationField(
+        null=True, blank=True, help_text="Hold with 'not enough data' until this long at a step"
+    )
+    min_previous_reports = models.PositiveIntegerField(
+        default=0, help_text="Reports of the previous version needed to compare crash rates"
+    )
+
+    class Meta:
+        verbose_name_plural = "policies"
+        constraints = [
+            models.CheckConstraint(
+                name="policy_scope_is_release_or_package",
+                condition=~(Q(release__isnull=False) & Q(source_package__isnull=False)),
+            ),
+            # One policy per scope; the global one has neither release nor package.
+            models.UniqueConstraint(
+                Coalesce("release", Value(0)),
+                Coalesce("source_package", Value(0)),
+                name="one_policy_per_scope",
+            ),
+            models.CheckConstraint(name="policy_step_positive", condition=Q(step__gte=1)),
+            models.CheckConstraint(
+                name="policy_percentages_in_range",
+                condition=Q(start_percentage__lte=100) & Q(ceiling__lte=100) & Q(ceiling__gte=1),
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"Policy for {self.scope_label}"
+
+    @property
+    def scope_label(self) -> str:
+        if self.source_package_id:
+            return f"package {self.source_package}"
+        if self.release_id:
+            return f"release {self.release.codename}"
+        return "all updates"
+
+    def rules(self) -> policy_rules.Rules:
+        return policy_rules.Rules(
+            start=self.start_percentage,
+            step=self.step,
+            interval=self.interval,
+            ceiling=self.ceiling,
+            schedule=tuple(self.schedule or ()),
+            quiet_weekend=self.quiet_weekend,
+            min_time_at_percentage=self.min_time_at_percentage,
+            min_previous_reports=self.min_previous_reports,
+        )
+
+
+class Publication(models.Model):
+    source_package = models.ForeignKey(
+        SourcePackage, on_delete=models.CASCADE, related_name="publications"
+    )
+    release = models.ForeignKey(Release, on_delete=models.CASCADE, related_name="publications")
+    pocket = models.CharField(max_length=20, choices=Pocket.choices, default=Pocket.UPDATES)
+    version = models.CharField(max_length=200)
+    previous_version = models.CharField(max_length=200, blank=True)
+    component = models.CharField(max_length=40, default="main")
+    binaries = models.JSONField(default=list, blank=True)
+    signer = models.ForeignKey(
+        Person, null=True, blank=True, on_delete=models.SET_NULL, related_name="signed"
+    )
+    uploader = models.ForeignKey(
+        Person, null=True, blank=True, on_delete=models.SET_NULL, related_name="uploaded"
+    )
+    sponsor = models.ForeignKey(
+        Person, null=True, blank=True, on_delete=models.SET_NULL, related_name="sponsored"
+    )
+    date_published = models.DateTimeField()
+    date_superseded = models.DateTimeField(null=True, blank=True)
+    status = models.CharField(
+        max_length=20, choices=ArchiveStatus.choices, default=ArchiveStatus.PUBLISHED
+    )
+    superseded_by = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="supersedes"
+    )
+
+    # Phasing. Assigned only by packages.services.publication_transition.
+    phased_update_percentage = models.PositiveSmallIntegerField(default=0)
+    state = models.CharField(max_length=20, choices=PhasingState.choices, default=PhasingState.PHASING)
+    state_changed_at = models.DateTimeField(null=True, blank=True)
+    last_increase_at = models.DateTimeField(null=True, blank=True)
+    completed_at = models.DateTimeField(null=True, blank=True)
+
+    # What the controller saw at its last tick (typed, so pages can say why it holds).
+    hold_reason = models.CharField(max_length=30, choices=HoldReason.choices, blank=True)
+    hold_detail = models.CharField(max_length=500, blank=True)
+    crash_data_unavailable_since = models.DateTimeField(null=True, blank=True)
+    crash_data_checked_at = models.DateTimeField(null=True, blank=True)
+    controller_checked_at = models.DateTimeField(null=True, blank=True)
+
+    # Where the record came from, and whether the source holds our percentage.
+    source_name = models.CharField(max_length=40, default="simulator")
+    source_percentage = models.PositiveSmallIntegerField(null=True, blank=True)
+    synced_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ("-date_published", "-id")
+        constraints = [
+            models.UniqueConstraint(
+                name="one_publication_per_release_pocket_source_version",
+                fields=("release", "pocket", "source_package", "version"),
+            ),
+            models.CheckConstraint(
+                name="publication_percentage_0_to_100",
+                condition=Q(phased_update_percentage__gte=0) & Q(phased_update_percentage__lte=100),
+            ),
+            models.CheckConstraint(
+                name="publication_source_percentage_0_to_100",
+                condition=Q(source_percentage__isnull=True) | Q(source_percentage__lte=100),
+            ),
+        ]
+        indexes = [
+            # Overview page and controller tick: publications in phasing, paused or halted.
+            models.Index(
+                name="publication_active_idx",
+                fields=("release", "state", "phased_update_percentage"),
+                condition=Q(state__in=("phasing", "paused", "halted")),
+            ),
+            # Recently completed section of the overview page.
+            models.Index(
+                name="publication_completed_idx",
+                fields=("completed_at",),
+                condition=Q(state="complete"),
+            ),
+            # Publishing-history page: every version of one source, newest first.
+            models.Index(
+                name="publication_history_idx", fields=("source_package", "-date_published")
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.source_package.name} {self.version} ({self.release.codename}-{self.pocket})"
+
+    def get_absolute_url(self) -> str:
+        return reverse("packages:history", args=[self.source_package.name])
+
+    @property
+    def is_active(self) -> bool:
+        return self.state in ACTIVE_STATES
+
+    @property
+    def is_phased(self) -> bool:
+        return self.pocket == Pocket.UPDATES
+
+    def next_step_at(self, rules: policy_rules.Rules) -> datetime | None:
+        """When the controller may next raise the percentage, if nothing holds it."""
+        if self.state != PhasingState.PHASING:
+            return None
+        return policy_rules.next_step_at(
+            rules,
+            percentage=self.phased_update_percentage,
+            last_increase_at=self.last_increase_at or self.date_published,
+        )
+
+
+class EventKind(models.TextChoices):
+    PUBLISHED = "published", "Published"
+    ADVANCED = "advanced", "Advanced"
+    HALTED = "halted", "Halted"
+    PAUSED = "paused", "Paused"
+    RESUMED = "resumed", "Resumed"
+    SET = "set", "Percentage set"
+    RELEASED = "released", "Released to everyone"
+    COMPLETED = "completed", "Completed"
+    SUPERSEDED = "superseded", "Superseded"
+    EXTERNAL = "external", "Changed at the source"
+
+
+class WriteBack(models.TextChoices):
+    NOT_NEEDED = "", "—"
+    APPLIED = "applied", "Written to the source"
+    DRY_RUN = "dry_run", "Dry run: the source is read-only"
+    FAILED = "failed", "Writing to the source failed"
+    PENDING = "pending", "Pending"
+
+
+class PhasingEvent(models.Model):
+    publication = models.ForeignKey(Publication, on_delete=models.CASCADE, related_name="events")
+    created_at = models.DateTimeField(db_index=True)
+    kind = models.CharField(max_length=20, choices=EventKind.choices)
+    old_percentage = models.PositiveSmallIntegerField(null=True, blank=True)
+    new_percentage = models.PositiveSmallIntegerField()
+    old_state = models.CharField(max_length=20, choices=PhasingState.choices, blank=True)
+    new_state = models.CharField(max_length=20, choices=PhasingState.choices)
+    # A null actor is the controller (or the sync of a source, named in actor_name).
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    actor_name = models.CharField(max_length=150, default="controller")
+    reason = models.TextField(blank=True)
+    write_back = models.CharField(max_length=20, choices=WriteBack.choices, blank=True)
+    write_back_detail = models.CharField(max_length=500, blank=True)
+
+    class Meta:
+        ordering = ("-created_at", "-id")
+        indexes = [
+            # Publishing-history chart and events list of one publication, in time order.
+            models.Index(name="event_publication_time_idx", fields=("publication", "created_at")),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.publication}: {self.old_percentage}→{self.new_percentage} {self.kind}"

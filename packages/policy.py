@@ -1,0 +1,120 @@
+"""Policy arithmetic: which percentage comes next, and when. Plain Python, no Django.
+
+A policy is either a linear ramp (start, +step every interval, up to the ceiling), as
+Ubuntu's phased-updater does with 10/+10/6 h, or an explicit schedule of percentages
+(Apple-style 1, 2, 5, 10, 20, 50, 100), one per interval. The "quiet weekend" rule keeps
+an update from reaching 100% between Friday 00:00 and Monday 12:00 UTC.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+FULL = 100
+
+
+@dataclass(frozen=True)
+class Rules:
+    start: int = 10
+    step: int = 10
+    interval: timedelta = timedelta(hours=6)
+    ceiling: int = FULL
+    schedule: tuple[int, ...] = field(default=())
+    quiet_weekend: bool = False
+    min_time_at_percentage: timedelta | None = None
+    min_previous_reports: int = 0
+
+    def __post_init__(self) -> None:
+        if self.schedule and sorted(self.schedule) != list(self.schedule):
+            raise ValueError("a schedule must rise")
+        if any(not 0 <= p <= FULL for p in (self.start, self.ceiling, *self.schedule)):
+            raise ValueError("percentages are 0..100")
+        if self.step < 1 or self.interval <= timedelta(0):
+            raise ValueError("step and interval must be positive")
+
+    @property
+    def first_percentage(self) -> int:
+        return self.schedule[0] if self.schedule else min(self.start, self.ceiling)
+
+    @property
+    def top(self) -> int:
+        return self.schedule[-1] if self.schedule else self.ceiling
+
+
+DEFAULT_RULES = Rules()
+
+
+def next_percentage(rules: Rules, current: int) -> int | None:
+    """The percentage one step above `current`, or None when there is no step left."""
+    if rules.schedule:
+        for value in rules.schedule:
+            if value > current:
+                return value
+        return None
+    if current >= rules.ceiling:
+        return None
+    if current < rules.start:
+        return min(rules.start, rules.ceiling)
+    return min(current + rules.step, rules.ceiling)
+
+
+def next_step_at(rules: Rules, *, percentage: int, last_increase_at: datetime) -> datetime | None:
+    if next_percentage(rules, percentage) is None:
+        return None
+    return last_increase_at + rules.interval
+
+
+def in_quiet_weekend(moment: datetime) -> bool:
+    """Friday 00:00 to Monday 12:00 UTC, when no update may reach 100%."""
+    moment = moment.astimezone(UTC)
+    weekday = moment.weekday()  # Monday is 0
+    return weekday in (4, 5, 6) or (weekday == 0 and moment.hour < 12)
+
+
+def end_of_quiet_weekend(moment: datetime) -> datetime:
+    moment = moment.astimezone(UTC)
+    days_to_monday = (7 - moment.weekday()) % 7
+    monday = (moment + timedelta(days=days_to_monday)).replace(
+        hour=12, minute=0, second=0, microsecond=0
+    )
+    return monday if monday > moment else monday + timedelta(days=7)
+
+
+def step_allowed_at(rules: Rules, *, target: int, moment: datetime) -> datetime:
+    """The earliest moment at or after `moment` when a step to `target` may happen."""
+    if rules.quiet_weekend and target >= FULL and in_quiet_weekend(moment):
+        return end_of_quiet_weekend(moment)
+    return moment
+
+
+def projected_steps(
+    rules: Rules, *, percentage: int, last_increase_at: datetime, now: datetime
+) -> list[tuple[datetime, int]]:
+    """(when, percentage) of every remaining step, if nothing holds the update.
+
+    The controller steps at most once per tick, so a step that is already due is
+    projected at `now`, and the steps after it follow one interval apart.
+    """
+    steps: list[tuple[datetime, int]] = []
+    current = percentage
+    at = last_increase_at
+    while (following := next_percentage(rules, current)) is not None:
+        at = step_allowed_at(rules, target=following, moment=max(at + rules.interval, now))
+        steps.append((at, following))
+        current = following
+    return steps
+
+
+def time_to_reach(
+    rules: Rules, *, percentage: int, last_increase_at: datetime, now: datetime, target: int
+) -> datetime | None:
+    """When the percentage first reaches `target` (None if the policy never gets there)."""
+    if percentage >= target:
+        return now
+    for at, value in projected_steps(
+        rules, percentage=percentage, last_increase_at=last_increase_at, now=now
+    ):
+        if value >= target:
+            return at
+    return None

@@ -1,0 +1,434 @@
+"""Writes to publications. Every change of percentage or state goes through here.
+
+`publication_transition` is the one entry point for a single publication: it locks the
+row, checks the change is allowed, writes the PhasingEvent in the same transaction and
+queues the write-back to the publication source after commit. The controller changes
+many publications in one tick through `publications_apply`, which shares the same rules
+(`_apply`) and saves in bulk. The named services below are what callers use.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from packages import policy as policy_rules
+from packages.models import (
+    ArchiveStatus,
+    EventKind,
+    HoldReason,
+    PhasingEvent,
+    PhasingState,
+    Policy,
+    Publication,
+    Release,
+    SourcePackage,
+    WriteBack,
+)
+
+log = logging.getLogger(__name__)
+
+CONTROLLER = "controller"
+
+# Which states each kind of change may start from.
+_ALLOWED_FROM: dict[str, tuple[str, ...]] = {
+    EventKind.ADVANCED: (PhasingState.PHASING,),
+    EventKind.COMPLETED: (PhasingState.PHASING,),
+    EventKind.HALTED: (PhasingState.PHASING, PhasingState.PAUSED, PhasingState.COMPLETE),
+    EventKind.PAUSED: (PhasingState.PHASING,),
+    EventKind.RESUMED: (PhasingState.PAUSED, PhasingState.HALTED),
+    EventKind.SET: (
+        PhasingState.PHASING,
+        PhasingState.PAUSED,
+        PhasingState.HALTED,
+        PhasingState.COMPLETE,
+    ),
+    EventKind.RELEASED: (PhasingState.PHASING, PhasingState.PAUSED, PhasingState.HALTED),
+    EventKind.SUPERSEDED: (
+        PhasingState.PHASING,
+        PhasingState.PAUSED,
+        PhasingState.HALTED,
+        PhasingState.COMPLETE,
+    ),
+    EventKind.EXTERNAL: (
+        PhasingState.PHASING,
+        PhasingState.PAUSED,
+        PhasingState.HALTED,
+        PhasingState.COMPLETE,
+    ),
+}
+
+
+class TransitionError(ValidationError):
+    """A change that the publication's state does not allow."""
+
+
+@dataclass(frozen=True)
+class Change:
+    kind: str
+    percentage: int | None = None
+    state: str | None = None
+    reason: str = ""
+    hold_reason: str | None = None
+    hold_detail: str = ""
+
+
+def _actor_name(actor: AbstractBaseUser | None, actor_name: str | None) -> str:
+    if actor_name:
+        return actor_name
+    return actor.get_username() if actor is not None else CONTROLLER
+
+
+def _apply(
+    publication: Publication,
+    change: Change,
+    *,
+    now: datetime,
+    actor: AbstractBaseUser | None,
+    actor_name: str | None,
+) -> PhasingEvent:
+    """Change the publication in memory and return its (unsaved) event."""
+    allowed = _ALLOWED_FROM[change.kind]
+    if publication.state not in allowed:
+        raise TransitionError(
+            f"cannot {EventKind(change.kind).label.lower()} {publication}: it is {publication.state}"
+        )
+    new_percentage = (
+        publication.phased_update_percentage if change.percentage is None else change.percentage
+    )
+    if not 0 <= new_percentage <= 100:
+        raise TransitionError(f"a percentage is 0..100, not {new_percentage}")
+    new_state = change.state or publication.state
+    if new_state == PhasingState.PHASING and new_percentage >= 100:
+        new_state = PhasingState.COMPLETE
+
+    old_percentage, old_state = publication.phased_update_percentage, publication.state
+    if new_percentage > old_percentage or change.kind == EventKind.RESUMED:
+        publication.last_increase_at = now
+    if new_state != old_state:
+        publication.state_changed_at = now
+    if new_state == PhasingState.COMPLETE and old_state != PhasingState.COMPLETE:
+        publication.completed_at = now
+    elif new_state != PhasingState.COMPLETE:
+        publication.completed_at = None
+    publication.phased_update_percentage = new_percentage
+    publication.state = new_state
+    if change.hold_reason is not None:
+        publication.hold_reason = change.hold_reason
+        publication.hold_detail = change.hold_detail[:500]
+    elif new_state == PhasingState.PAUSED:
+        publication.hold_reason, publication.hold_detail = HoldReason.PAUSED, change.reason[:500]
+    elif new_state in (PhasingState.PHASING, PhasingState.COMPLETE, PhasingState.SUPERSEDED):
+        publication.hold_reason, publication.hold_detail = HoldReason.NONE, ""
+
+    needs_write = new_percentage != old_percentage and change.kind != EventKind.EXTERNAL
+    return PhasingEvent(
+        publication=publication,
+        created_at=now,
+        kind=change.kind,
+        old_percentage=old_percentage,
+        new_percentage=new_percentage,
+        old_state=old_state,
+        new_state=new_state,
+        actor=actor,
+        actor_name=_actor_name(actor, actor_name),
+        reason=change.reason,
+        write_back=WriteBack.PENDING if needs_write else WriteBack.NOT_NEEDED,
+    )
+
+
+_SAVED_FIELDS = (
+    "phased_update_percentage",
+    "state",
+    "state_changed_at",
+    "last_increase_at",
+    "completed_at",
+    "hold_reason",
+    "hold_detail",
+    "status",
+    "superseded_by",
+    "date_superseded",
+)
+
+
+def _queue_write_back(events: Iterable[PhasingEvent]) -> None:
+    ids = [event.pk for event in events if event.write_back == WriteBack.PENDING]
+    if not ids:
+        return
+
+    def enqueue() -> None:
+        from overview.tasks import write_back_percentages
+
+        write_back_percentages.delay(ids)
+
+    transaction.on_commit(enqueue)
+
+
+def publication_transition(
+    *,
+    publication: Publication,
+    change: Change,
+    actor: AbstractBaseUser | None = None,
+    actor_name: str | None = None,
+    now: datetime | None = None,
+) -> PhasingEvent:
+    """Apply one change to one publication under a row lock, with its event."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        locked = Publication.objects.select_for_update().get(pk=publication.pk)
+        event = _apply(locked, change, now=now, actor=actor, actor_name=actor_name)
+        locked.save(update_fields=_SAVED_FIELDS)
+        event.save()
+        _queue_write_back([event])
+    for name in _SAVED_FIELDS:
+        setattr(publication, name, getattr(locked, name))
+    return event
+
+
+def publications_apply(
+    changes: Sequence[tuple[Publication, Change]],
+    *,
+    now: datetime,
+    actor: AbstractBaseUser | None = None,
+    actor_name: str | None = None,
+) -> list[PhasingEvent]:
+    """Apply many changes to rows the caller has locked, in a fixed number of queries.
+
+    Must run inside the caller's transaction, on publications fetched with
+    select_for_update(); a publication appears at most once.
+    """
+    events = [
+        _apply(publication, change, now=now, actor=actor, actor_name=actor_name)
+        for publication, change in changes
+    ]
+    if events:
+        Publication.objects.bulk_update([p for p, _ in changes], _SAVED_FIELDS, batch_size=500)
+        PhasingEvent.objects.bulk_create(events, batch_size=500)
+        _queue_write_back(events)
+    return events
+
+
+def _reason_required(reason: str) -> str:
+    reason = (reason or "").strip()
+    if not reason:
+        raise ValidationError("a reason is required")
+    return reason
+
+
+def publication_advance(
+    *, publication: Publication, percentage: int, now: datetime | None = None
+) -> PhasingEvent:
+    return publication_transition(
+        publication=publication,
+        change=Change(
+            EventKind.ADVANCED,
+            percentage=percentage,
+            reason=f"no problems: {publication.phased_update_percentage}% → {percentage}%",
+        ),
+        now=now,
+    )
+
+
+def publication_halt(
+    *,
+    publication: Publication,
+    reason: str,
+    actor: AbstractBaseUser | None = None,
+    now: datetime | None = None,
+) -> PhasingEvent:
+    """Dial the update to 0% and halt it; only a person resumes it."""
+    return publication_transition(
+        publication=publication,
+        change=Change(
+            EventKind.HALTED,
+            percentage=0,
+            state=PhasingState.HALTED,
+            reason=_reason_required(reason),
+            hold_reason=HoldReason.PROBLEMS if actor is None else HoldReason.PAUSED,
+            hold_detail=reason,
+        ),
+        actor=actor,
+        now=now,
+    )
+
+
+def publication_pause(
+    *, publication: Publication, actor: AbstractBaseUser, reason: str, now: datetime | None = None
+) -> PhasingEvent:
+    return publication_transition(
+        publication=publication,
+        change=Change(EventKind.PAUSED, state=PhasingState.PAUSED, reason=_reason_required(reason)),
+        actor=actor,
+        now=now,
+    )
+
+
+def publication_resume(
+    *,
+    publication: Publication,
+    actor: AbstractBaseUser,
+    reason: str,
+    now: datetime | None = None,
+) -> PhasingEvent:
+    """Resume a paused update where it was, or a halted one from the policy's first step."""
+    percentage = None
+    if publication.state == PhasingState.HALTED:
+        percentage = policy_resolve(publication=publication).first_percentage
+    return publication_transition(
+        publication=publication,
+        change=Change(
+            EventKind.RESUMED,
+            percentage=percentage,
+            state=PhasingState.PHASING,
+            reason=_reason_required(reason),
+        ),
+        actor=actor,
+        now=now,
+    )
+
+
+def publication_set_percentage(
+    *,
+    publication: Publication,
+    percentage: int,
+    actor: AbstractBaseUser,
+    reason: str,
+    now: datetime | None = None,
+) -> PhasingEvent:
+    """A person sets the percentage; on a halted update that is a decision to go on."""
+    state = PhasingState.PHASING if publication.state == PhasingState.HALTED else None
+    if publication.state == PhasingState.COMPLETE and percentage < 100:
+        state = PhasingState.PHASING
+    return publication_transition(
+        publication=publication,
+        change=Change(
+            EventKind.SET, percentage=percentage, state=state, reason=_reason_required(reason)
+        ),
+        actor=actor,
+        now=now,
+    )
+
+
+def publication_release(
+    *, publication: Publication, actor: AbstractBaseUser, reason: str, now: datetime | None = None
+) -> PhasingEvent:
+    """Straight to 100% for everyone, for an urgent fix."""
+    return publication_transition(
+        publication=publication,
+        change=Change(
+            EventKind.RELEASED,
+            percentage=100,
+            state=PhasingState.COMPLETE,
+            reason=_reason_required(reason),
+        ),
+        actor=actor,
+        now=now,
+    )
+
+
+def policy_resolve(*, publication: Publication) -> policy_rules.Rules:
+    """The package's policy, else the release's, else the global one, else the default."""
+    policies = {
+        (p.release_id, p.source_package_id): p
+        for p in Policy.objects.filter(
+            release_id__in=(publication.release_id, None),
+            source_package_id__in=(publication.source_package_id, None),
+        )
+    }
+    return policies_resolve_from(
+        policies, release_id=publication.release_id, source_package_id=publication.source_package_id
+    )
+
+
+def policies_resolve_from(
+    policies: dict[tuple[int | None, int | None], Policy],
+    *,
+    release_id: int,
+    source_package_id: int,
+) -> policy_rules.Rules:
+    for key in ((None, source_package_id), (release_id, None), (None, None)):
+        if key in policies:
+            return policies[key].rules()
+    return policy_rules.DEFAULT_RULES
+
+
+def release_freeze(
+    *, release: Release, actor: AbstractBaseUser, reason: str, now: datetime | None = None
+) -> Release:
+    with transaction.atomic():
+        locked = Release.objects.select_for_update().get(pk=release.pk)
+        locked.frozen = True
+        locked.frozen_reason = _reason_required(reason)
+        locked.frozen_at = now or timezone.now()
+        locked.frozen_by = actor
+        locked.save(update_fields=("frozen", "frozen_reason", "frozen_at", "frozen_by"))
+    return locked
+
+
+def release_unfreeze(*, release: Release, actor: AbstractBaseUser, reason: str) -> Release:
+    _reason_required(reason)
+    with transaction.atomic():
+        locked = Release.objects.select_for_update().get(pk=release.pk)
+        locked.frozen = False
+        locked.frozen_reason = ""
+        locked.frozen_at = None
+        locked.frozen_by = actor
+        locked.save(update_fields=("frozen", "frozen_reason", "frozen_at", "frozen_by"))
+    return locked
+
+
+def publication_supersede(
+    *, publication: Publication, by: Publication, now: datetime | None = None
+) -> PhasingEvent | None:
+    """A newer version of the same source in the same release and pocket replaces it."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        locked = Publication.objects.select_for_update().get(pk=publication.pk)
+        locked.status = ArchiveStatus.SUPERSEDED
+        locked.superseded_by = by
+        locked.date_superseded = locked.date_superseded or now
+        if locked.state == PhasingState.SUPERSEDED:
+            locked.save(update_fields=_SAVED_FIELDS)
+            return None
+        event = _apply(
+            locked,
+            Change(
+                EventKind.SUPERSEDED,
+                state=PhasingState.SUPERSEDED,
+                reason=f"superseded by {by.version}",
+                hold_reason=HoldReason.NONE,
+            ),
+            now=now,
+            actor=None,
+            actor_name=None,
+        )
+        locked.save(update_fields=_SAVED_FIELDS)
+        event.save()
+    return event
+
+
+__all__ = [
+    "Change",
+    "TransitionError",
+    "SourcePackage",
+    "policy_resolve",
+    "policies_resolve_from",
+    "publication_advance",
+    "publication_halt",
+    "publication_pause",
+    "publication_release",
+    "publication_resume",
+    "publication_set_percentage",
+    "publication_supersede",
+    "publication_transition",
+    "publications_apply",
+    "release_freeze",
+    "release_unfreeze",
+]

@@ -1,0 +1,23 @@
+"""Test settings: the real settings, with what a test run must not do switched off.
+
+DATABASE_URL and REDIS_URL still come from the environment, so CI runs on PostgreSQL
+and Redis; without them the tests use SQLite and an in-process broker.
+"""
+
+import os
+
+os.environ.setdefault("SECRET_KEY", "test-only-secret-key-not-for-production-use-0123456789")
+os.environ.setdefault("DEBUG", "0")
+os.environ.setdefault("SECURE_SSL_REDIRECT", "0")
+
+from phasing_site.settings import *  # noqa: E402,F403
+
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+ALLOWED_HOSTS = ["testserver", "127.0.0.1", "localhost"]
+STORAGES["staticfiles"]["BACKEND"] = "django.contrib.staticfiles.storage.StaticFilesStorage"  # noqa: F405
+CELERY_TASK_ALWAYS_EAGER = False
+if not REDIS_URL:  # noqa: F405
+    CELERY_BROKER_URL = "memory://"
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+LOGGING["root"]["level"] = "WARNING"  # noqa: F405
