@@ -1,0 +1,186 @@
+"""apt's phased-update decision, reproduced bit for bit.
+
+apt (2.1.16 and later) decides per machine whether to take a phased update. In apt's
+``apt-pkg/upgrade.cc`` (``PhasedUpgrader::IsIgnoredPhasedUpdate``) and, behind
+``APT::Get::Phase-Policy``, ``apt-pkg/policy.cc`` (``ExcludePhased``), the decision is::
+
+    std::string seedStr = std::string(Ver.SourcePkgName()) + "-" + Ver.SourceVerStr()
+                          + "-" + machineID;
+    std::seed_seq seed(seedStr.begin(), seedStr.end());
+    std::minstd_rand rand(seed);
+    std::uniform_int_distribution<unsigned int> dist(0, 100);
+    return dist(rand) > Ver.PhasedUpdatePercentage();   // true: keep the update back
+
+(Debian/apt on salsa/GitHub; the same block lives in ``depcache.cc`` in later releases.)
+So a machine takes the update when its draw is at most the percentage, and the draw is
+also the smallest percentage at which the machine is in the phase.
+
+The three standard-library pieces are as libstdc++ 12 (Debian bookworm's GCC) implements
+them, read from ``/usr/include/c++/12/bits/random.h``, ``random.tcc`` and
+``uniform_int_dist.h``:
+
+- ``seed_seq(first, last)`` stores each element reduced mod 2**32. The elements are
+  ``char`` values, and ``char`` is signed on amd64, so a byte >= 0x80 is sign-extended
+  (0xC3 becomes 0xFFFFFFC3). ``seed_seq::generate`` is the C++11 [rand.util.seedseq]
+  algorithm (``_seed_seq_generate`` below).
+- ``minstd_rand`` is ``linear_congruential_engine<uint_fast32_t, 48271, 0, 2147483647>``.
+  Seeding from a seed sequence generates ``k + 3`` words with ``k = (lg(m) + 31) / 32 = 1``
+  and uses only the word at index 3; ``seed(s)`` stores ``s mod m`` (1 when that is 0).
+  Each call advances ``x = 48271 * x mod m`` and returns ``x``; its range is [1, m - 1].
+- ``uniform_int_distribution<unsigned int>(0, 100)`` with a generator whose range
+  (m - 2) is neither 2**32 - 1 nor 2**64 - 1 takes the "fallback case (2 divisions)":
+  ``scaling = range / 101``, ``past = 101 * scaling``; draw ``u = g() - 1`` until
+  ``u < past``; the result is ``u // scaling``.
+
+Nothing here imports Django.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+MACHINE_ID_RE = re.compile(r"\A[0-9a-f]{32}\Z")
+
+_MASK32 = 0xFFFFFFFF
+_MINSTD_A = 48271
+_MINSTD_M = 2147483647  # 2**31 - 1
+_MINSTD_MIN = 1  # increment 0: the engine never yields 0
+_MINSTD_MAX = _MINSTD_M - 1
+_DRAW_LOW = 0
+_DRAW_HIGH = 100
+
+
+def normalise_machine_id(text: str) -> str:
+    """The machine id as apt uses it: 32 lowercase hex digits.
+
+    /etc/machine-id ends in a newline and people paste ids with spaces or in upper case;
+    apt reads the file's first line, so surrounding whitespace is not part of the id.
+    """
+    machine_id = text.strip().lower()
+    if not MACHINE_ID_RE.match(machine_id):
+        raise ValueError(
+            "A machine id is 32 hexadecimal characters, as in /etc/machine-id "
+            f"(got {len(machine_id)} characters: {machine_id[:40]!r})."
+        )
+    return machine_id
+
+
+def _signed_char_values(text: str) -> list[int]:
+    # std::string iterates over bytes as (signed, on amd64) char; seed_seq keeps each
+    # value mod 2**32, so bytes >= 0x80 arrive sign-extended.
+    return [(byte - 256) & _MASK32 if byte >= 0x80 else byte for byte in text.encode("utf-8")]
+
+
+def _seed_seq_generate(values: list[int], count: int) -> list[int]:
+    """``std::seed_seq::generate`` for ``count`` 32-bit words (libstdc++ random.tcc)."""
+    if count == 0:
+        return []
+    out = [0x8B8B8B8B] * count
+    n = count
+    s = len(values)
+    if n >= 623:
+        t = 11
+    elif n >= 68:
+        t = 7
+    elif n >= 39:
+        t = 5
+    elif n >= 7:
+        t = 3
+    else:
+        t = (n - 1) // 2
+    p = (n - t) // 2
+    q = p + t
+    m = max(s + 1, n)
+
+    # k == 0: every element still equals 0x8b8b8b8b.
+    r1 = 1371501266
+    r2 = (r1 + s) & _MASK32
+    out[p] = (out[p] + r1) & _MASK32
+    out[q] = (out[q] + r2) & _MASK32
+    out[0] = r2
+
+    for k in range(1, m):
+        kn = k % n
+        kpn = (k + p) % n
+        kqn = (k + q) % n
+        arg = out[kn] ^ out[kpn] ^ out[(k - 1) % n]
+        r1 = (1664525 * (arg ^ (arg >> 27))) & _MASK32
+        r2 = r1 + kn
+        if k <= s:
+            r2 += values[k - 1]
+        r2 &= _MASK32
+        out[kpn] = (out[kpn] + r1) & _MASK32
+        out[kqn] = (out[kqn] + r2) & _MASK32
+        out[kn] = r2
+
+    for k in range(m, m + n):
+        kn = k % n
+        kpn = (k + p) % n
+        kqn = (k + q) % n
+        arg = (out[kn] + out[kpn] + out[(k - 1) % n]) & _MASK32
+        r3 = (1566083941 * (arg ^ (arg >> 27))) & _MASK32
+        r4 = (r3 - kn) & _MASK32
+        out[kpn] ^= r3
+        out[kqn] ^= r4
+        out[kn] = r4
+    return out
+
+
+class _MinstdRand:
+    """``std::minstd_rand`` seeded from a seed sequence (libstdc++ random.tcc)."""
+
+    def __init__(self, seed_values: list[int]) -> None:
+        # k = (lg(2**31 - 1) + 31) / 32 = 1 word, generated as k + 3 words; the first
+        # three are discarded.
+        words = _seed_seq_generate(seed_values, 1 + 3)
+        state = words[3] % _MINSTD_M
+        self._x = state if state != 0 else 1
+
+    def __call__(self) -> int:
+        self._x = (_MINSTD_A * self._x) % _MINSTD_M
+        return self._x
+
+
+def _uniform_0_100(engine: _MinstdRand) -> int:
+    """``uniform_int_distribution<unsigned int>(0, 100)``, libstdc++'s two-division case."""
+    engine_range = _MINSTD_MAX - _MINSTD_MIN
+    wanted = _DRAW_HIGH - _DRAW_LOW + 1
+    scaling = engine_range // wanted
+    past = wanted * scaling
+    while True:
+        value = engine() - _MINSTD_MIN
+        if value < past:
+            return value // scaling + _DRAW_LOW
+
+
+def phased_draw(source_package: str, source_version: str, machine_id: str) -> int:
+    """This machine's draw (0..100) for one source version, exactly as apt computes it.
+
+    ``source_version`` is the source version as apt knows it: the version in the
+    binary's ``Source: name (version)`` field, or the binary version when absent,
+    epoch included. ``machine_id`` is used as given (see ``normalise_machine_id``).
+    """
+    seed_text = f"{source_package}-{source_version}-{machine_id}"
+    return _uniform_0_100(_MinstdRand(_signed_char_values(seed_text)))
+
+
+def is_included(draw: int, percentage: int) -> bool:
+    """apt keeps the update back when the draw is above the percentage."""
+    return draw <= percentage
+
+
+@dataclass(frozen=True)
+class Decision:
+    draw: int
+    included: bool
+    # The smallest percentage at which this machine takes the update.
+    included_from_percentage: int
+
+
+def decide(source_package: str, source_version: str, machine_id: str, percentage: int) -> Decision:
+    """Whether this machine takes the update at this percentage, and from which one on."""
+    draw = phased_draw(source_package, source_version, machine_id)
+    return Decision(
+        draw=draw, included=is_included(draw, percentage), included_from_percentage=draw
+    )
