@@ -1,0 +1,519 @@
+"""A publication source over a plain Debian-format apt archive (local directory or HTTP).
+
+The archive's ``dists/<codename>-updates`` suite is the Updates pocket: every source
+version in its Packages indexes is one publication, and its binaries'
+``Phased-Update-Percentage`` is the percentage (absent means 100%, as Launchpad writes
+it). ``dists/<codename>`` (the release pocket), when present, gives previous versions.
+Indexes are checked against the sizes and hashes the Release file lists, as apt checks
+them. A local archive can be written: the field is rewritten in every Packages index of
+the suite, the Release file regenerated and, with a key, signed. Nothing here imports
+Django.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import logging
+import re
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from pathlib import Path
+
+import requests
+from debian import deb822
+from debian.debian_support import Version
+
+from overview.sources.apt_writer import (
+    PACKAGES_VARIANTS,
+    PHASED_FIELD,
+    RELEASE_HASHES,
+    WRITTEN_HASHES,
+    SigningError,
+    atomic_write,
+    compressed_variants,
+    decompress,
+    file_hashes,
+    format_release_date,
+    release_text,
+    sign_release,
+    suite_lock,
+    write_by_hash,
+)
+from overview.sources.base import (
+    PublicationRecord,
+    ReleaseRecord,
+    SourceError,
+    WriteResult,
+)
+
+log = logging.getLogger(__name__)
+
+UPDATES_POCKET = "updates"
+_HASH_FIELDS = tuple(name for name, _ in RELEASE_HASHES)
+_INDEX_RE = re.compile(r"^(?P<component>.+)/binary-(?P<arch>[^/]+)/Packages(\.gz|\.xz)?$")
+_RELEASE_CHECKSUM_FIELDS = {name.lower() for name in _HASH_FIELDS}
+_HREF_RE = re.compile(r'href="(?:\./)?([A-Za-z0-9][A-Za-z0-9.+_-]*-updates)/?"')
+
+
+@dataclass
+class _Listed:
+    """One file as the Release lists it: size and the digests of each hash list."""
+
+    size: int
+    hashes: dict[str, str] = field(default_factory=dict)
+
+    def check(self, name: str, data: bytes) -> None:
+        if len(data) != self.size:
+            raise SourceError(f"{name} is {len(data)} bytes but the Release file says {self.size}")
+        # The strongest hash listed decides, as in apt.
+        for field_name in reversed(_HASH_FIELDS):
+            if field_name in self.hashes:
+                algorithm = dict(RELEASE_HASHES)[field_name]
+                digest = hashlib.new(algorithm, data).hexdigest()
+                if digest != self.hashes[field_name]:
+                    raise SourceError(
+                        f"{name} does not match its {field_name} in the Release file "
+                        "(archive being rewritten, or corrupt)"
+                    )
+                return
+
+
+@dataclass
+class _Suite:
+    name: str
+    release: deb822.Release
+    listed: dict[str, _Listed]
+
+    @property
+    def index_dirs(self) -> list[tuple[str, str]]:
+        """(component, architecture) pairs, in the Release's component order."""
+        components = self.release.get("Components", "").split()
+        architectures = self.release.get("Architectures", "").split()
+        pairs = [(c, a) for c in components for a in architectures]
+        for name in self.listed:
+            match = _INDEX_RE.match(name)
+            if match and (match["component"], match["arch"]) not in pairs:
+                pairs.append((match["component"], match["arch"]))
+        return pairs
+
+    @property
+    def date(self) -> datetime | None:
+        return parse_release_date(self.release.get("Date", ""))
+
+
+def parse_release_date(text: str) -> datetime | None:
+    """A Release ``Date`` (RFC 2822) as an aware UTC datetime, or None when unreadable."""
+    if not text.strip():
+        return None
+    try:
+        when = parsedate_to_datetime(text.strip())
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        # "-0000" parses as naive; RFC 2822 calls that UTC with no offset information.
+        when = when.replace(tzinfo=UTC)
+    return when.astimezone(UTC)
+
+
+def _listed_files(release: deb822.Release) -> dict[str, _Listed]:
+    listed: dict[str, _Listed] = {}
+    for field_name in _HASH_FIELDS:
+        for entry in release.get(field_name, []) or []:
+            try:
+                size = int(entry["size"])
+            except (KeyError, TypeError, ValueError):
+                continue
+            item = listed.setdefault(entry["name"], _Listed(size=size))
+            item.hashes[field_name] = entry[field_name.lower()].lower()
+    return listed
+
+
+def _parse_percentage(value: str) -> int:
+    text = value.strip()
+    if not text.isdigit() or not 0 <= int(text) <= 100:
+        raise ValueError(f"{PHASED_FIELD} must be a whole number from 0 to 100, not {value!r}")
+    return int(text)
+
+
+class AptArchiveSource:
+    """Publications of a Debian-format apt archive; writes percentages back when local."""
+
+    name = "apt-archive"
+
+    def __init__(
+        self,
+        *,
+        location: str,
+        suites: dict[str, str] | None = None,
+        gpg_key: str | None = None,
+        gpg_home: str | None = None,
+        timeout: float = 10.0,
+    ) -> None:
+        self.location = location
+        self.suites = dict(suites or {})
+        self.gpg_key = gpg_key
+        self.gpg_home = gpg_home
+        self.timeout = timeout
+        self._is_http = location.startswith(("http://", "https://"))
+        if self._is_http:
+            self._base_url = location.rstrip("/") + "/"
+            self._session = requests.Session()
+            self._root = None
+        else:
+            path = location.removeprefix("file://")
+            self._root = Path(path)
+
+    # Reading ------------------------------------------------------------------------
+
+    @property
+    def can_write(self) -> bool:
+        return not self._is_http
+
+    def _read(self, relative: str, *, required: bool = True) -> bytes | None:
+        """A file under the archive root; None when absent and not ``required``."""
+        if self._root is not None:
+            path = self._root / relative
+            try:
+                return path.read_bytes()
+            except FileNotFoundError:
+                if required:
+                    raise SourceError(f"{path} does not exist") from None
+                return None
+            except OSError as exc:
+                raise SourceError(f"cannot read {path}: {exc.strerror or exc}") from exc
+        url = self._base_url + relative
+        try:
+            response = self._session.get(url, timeout=self.timeout)
+        except requests.Timeout as exc:
+            raise SourceError(f"{url} did not answer within {self.timeout:g} s") from exc
+        except requests.RequestException as exc:
+            raise SourceError(f"cannot fetch {url}: {exc.__class__.__name__}") from exc
+        if response.status_code == 404 and not required:
+            return None
+        if response.status_code != 200:
+            raise SourceError(f"{url} answered HTTP {response.status_code}")
+        return response.content
+
+    def _suite_name(self, codename: str) -> str:
+        return self.suites.get(codename, f"{codename}-updates")
+
+    def _load_suite(self, suite: str, *, required: bool = True) -> _Suite | None:
+        data = self._read(f"dists/{suite}/Release", required=required)
+        if data is None:
+            return None
+        try:
+            release = deb822.Release(data.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as exc:
+            raise SourceError(f"dists/{suite}/Release is not a readable Release file") from exc
+        return _Suite(name=suite, release=release, listed=_listed_files(release))
+
+    def _read_index(self, suite: _Suite, component: str, arch: str) -> tuple[str, bytes] | None:
+        """The best available Packages index of one component and architecture."""
+        for variant in PACKAGES_VARIANTS:
+            relative = f"{component}/binary-{arch}/{variant}"
+            name = f"dists/{suite.name}/{relative}"
+            data = self._read(name, required=False)
+            if data is None:
+                continue
+            listed = suite.listed.get(relative)
+            if listed is not None:
+                listed.check(name, data)
+            try:
+                return variant, decompress(variant, data)
+            except (OSError, EOFError, ValueError) as exc:  # gzip, lzma errors
+                raise SourceError(f"{name} cannot be decompressed: {exc}") from exc
+        return None
+
+    def _paragraphs(self, suite: _Suite) -> Iterator[tuple[str, deb822.Packages]]:
+        for component, arch in suite.index_dirs:
+            found = self._read_index(suite, component, arch)
+            if found is None:
+                continue
+            _, content = found
+            text = content.decode("utf-8", "replace")
+            for paragraph in deb822.Packages.iter_paragraphs(io.StringIO(text), use_apt_pkg=False):
+                if "Package" in paragraph:
+                    yield component, paragraph
+
+    def _suite_release_record(self, suite: _Suite, codename: str | None) -> ReleaseRecord:
+        fallback = suite.name.removesuffix("-updates")
+        return ReleaseRecord(
+            codename=codename or suite.release.get("Codename", "") or fallback,
+            version=suite.release.get("Version", ""),
+        )
+
+    def _update_suites(self) -> list[str]:
+        if self._root is not None:
+            dists = self._root / "dists"
+            try:
+                return sorted(p.parent.name for p in dists.glob("*-updates/Release") if p.is_file())
+            except OSError as exc:
+                raise SourceError(f"cannot list {dists}: {exc}") from exc
+        # Over HTTP the only listing is the server's directory index, if it makes one.
+        listing = self._read("dists/")
+        names = sorted(set(_HREF_RE.findall(listing.decode("utf-8", "replace"))))
+        if not names:
+            raise SourceError(
+                f"{self._base_url}dists/ lists no *-updates suites; configure the suites"
+            )
+        return names
+
+    def releases(self) -> list[ReleaseRecord]:
+        if self.suites:
+            records = []
+            for codename, suite_name in self.suites.items():
+                suite = self._load_suite(suite_name)
+                records.append(self._suite_release_record(suite, codename))
+            return records
+        records = []
+        for suite_name in self._update_suites():
+            suite = self._load_suite(suite_name, required=False)
+            if suite is not None:
+                records.append(self._suite_release_record(suite, None))
+        return records
+
+    def _previous_versions(self, codename: str) -> dict[str, list[Version]]:
+        suite = self._load_suite(codename, required=False)
+        versions: dict[str, list[Version]] = {}
+        if suite is None:
+            return versions
+        for _, paragraph in self._paragraphs(suite):
+            try:
+                versions.setdefault(paragraph.source, []).append(paragraph.source_version)
+            except ValueError:
+                log.warning("apt archive: unreadable version in %s: %r", codename, paragraph)
+        return versions
+
+    def publications(
+        self, *, release: str, since: datetime | None, now: datetime
+    ) -> Iterator[PublicationRecord]:
+        """One record per source version in the Updates suite.
+
+        An archive has one date, its Release ``Date``; every publication carries it, and
+        ``since`` after it means nothing has changed.
+        """
+        suite = self._load_suite(self._suite_name(release))
+        date = suite.date
+        if date is None:
+            log.warning("apt archive: %s has no readable Date; using now", suite.name)
+            date = now
+        if since is not None and date < since:
+            return
+
+        groups: dict[tuple[str, str], dict] = {}
+        for component, paragraph in self._paragraphs(suite):
+            try:
+                key = (paragraph.source, str(paragraph.source_version))
+            except ValueError:
+                log.warning(
+                    "apt archive: %s has an unreadable version for %s; skipped",
+                    suite.name,
+                    paragraph.get("Package"),
+                )
+                continue
+            group = groups.setdefault(
+                key, {"component": component, "binaries": [], "percentages": [], "bad": ""}
+            )
+            if paragraph["Package"] not in group["binaries"]:
+                group["binaries"].append(paragraph["Package"])
+            raw = paragraph.get(PHASED_FIELD)
+            if raw is None:
+                group["percentages"].append(None)
+                continue
+            try:
+                group["percentages"].append(_parse_percentage(raw))
+            except ValueError as exc:
+                group["bad"] = f"{paragraph['Package']} ({component}): {exc}"
+
+        previous = self._previous_versions(release) if groups else {}
+        for (source, version), group in groups.items():
+            if group["bad"]:
+                log.warning(
+                    "apt archive: skipping %s %s in %s: %s",
+                    source,
+                    version,
+                    suite.name,
+                    group["bad"],
+                )
+                continue
+            yield PublicationRecord(
+                release=release,
+                source_package=source,
+                version=version,
+                date_published=date,
+                phased_update_percentage=self._record_percentage(source, version, group),
+                pocket=UPDATES_POCKET,
+                previous_version=_highest_lower(previous.get(source, []), version),
+                component=group["component"],
+                binaries=tuple(sorted(group["binaries"])),
+            )
+
+    @staticmethod
+    def _record_percentage(source: str, version: str, group: dict) -> int | None:
+        values = group["percentages"]
+        numbers = [100 if v is None else v for v in values]
+        if len(set(numbers)) > 1:
+            # Binaries phase one by one in apt; the lowest is how far the whole update got.
+            log.info(
+                "apt archive: %s %s binaries disagree on percentage %s", source, version, values
+            )
+        lowest = min(numbers)
+        if lowest == 100 and None in values:
+            return None
+        return lowest
+
+    # Writing ------------------------------------------------------------------------
+
+    def set_percentage(
+        self, *, release: str, pocket: str, source_package: str, version: str, percentage: int
+    ) -> WriteResult:
+        if not self.can_write:
+            return WriteResult(
+                "dry_run", f"the archive at {self.location} is read-only over HTTP; nothing written"
+            )
+        if pocket != UPDATES_POCKET:
+            return WriteResult("failed", f"only the updates pocket is phased, not {pocket!r}")
+        if not isinstance(percentage, int) or not 0 <= percentage <= 100:
+            return WriteResult("failed", f"a percentage is 0..100, not {percentage!r}")
+        suite_name = self._suite_name(release)
+        suite_dir = self._root / "dists" / suite_name
+        if not (suite_dir / "Release").is_file():
+            return WriteResult("failed", f"{suite_dir}/Release does not exist")
+        signed = (suite_dir / "InRelease").exists() or (suite_dir / "Release.gpg").exists()
+        if signed and not self.gpg_key:
+            return WriteResult(
+                "failed", f"{suite_name} is signed but no GnuPG key is configured to sign it again"
+            )
+        if self.gpg_key and shutil.which("gpg") is None:
+            return WriteResult("failed", "gpg is not installed; cannot sign the Release file")
+        try:
+            with suite_lock(suite_dir):
+                return self._rewrite(suite_name, suite_dir, source_package, version, percentage)
+        except SourceError as exc:
+            return WriteResult("failed", str(exc))
+        except SigningError as exc:
+            return WriteResult("failed", f"signing failed, nothing written: {exc}")
+        except OSError as exc:
+            return WriteResult("failed", f"writing {suite_dir} failed: {exc}")
+
+    def _rewrite(
+        self, suite_name: str, suite_dir: Path, source_package: str, version: str, percentage: int
+    ) -> WriteResult:
+        suite = self._load_suite(suite_name)
+        wanted = Version(version)
+        rewritten: dict[str, bytes] = {}  # index dir -> new uncompressed Packages
+        matched = changed = 0
+        for component, arch in suite.index_dirs:
+            found = self._read_index(suite, component, arch)
+            if found is None:
+                continue
+            text = found[1].decode("utf-8")
+            paragraphs = list(deb822.Packages.iter_paragraphs(io.StringIO(text), use_apt_pkg=False))
+            touched = False
+            for paragraph in paragraphs:
+                if "Package" not in paragraph or paragraph.source != source_package:
+                    continue
+                try:
+                    if paragraph.source_version != wanted:
+                        continue
+                except ValueError:
+                    continue
+                matched += 1
+                before = paragraph.get(PHASED_FIELD)
+                if percentage == 100:
+                    if before is not None:
+                        del paragraph[PHASED_FIELD]
+                        touched = True
+                elif before != str(percentage):
+                    paragraph[PHASED_FIELD] = str(percentage)
+                    touched = True
+            if touched:
+                changed += 1
+                rewritten[f"{component}/binary-{arch}"] = "\n".join(
+                    p.dump() for p in paragraphs
+                ).encode("utf-8")
+        if not matched:
+            return WriteResult(
+                "failed", f"no binaries of {source_package} {version} in {suite_name}"
+            )
+        if not changed:
+            return WriteResult("applied", f"already at {percentage}%")
+
+        # SHA512 stays only where the archive already lists it; apt trusts the strongest.
+        hash_fields = [f for f in _HASH_FIELDS if f in suite.release or f in WRITTEN_HASHES]
+        by_hash = suite.release.get("Acquire-By-Hash", "").strip().lower() == "yes"
+
+        new_files: dict[str, bytes] = {}
+        for index_dir, content in rewritten.items():
+            for name, data in compressed_variants(content).items():
+                new_files[f"{index_dir}/{name}"] = data
+        release_bytes = self._new_release(suite, suite_dir, new_files, hash_fields)
+        signatures = (
+            sign_release(release_bytes, gpg_key=self.gpg_key, gpg_home=self.gpg_home)
+            if self.gpg_key
+            else {}
+        )
+        # Indexes before the Release that lists them, so a client that sees the new
+        # Release finds the new indexes.
+        for relative, data in new_files.items():
+            if by_hash:
+                write_by_hash((suite_dir / relative).parent, data, hash_fields)
+            atomic_write(suite_dir / relative, data)
+        atomic_write(suite_dir / "Release", release_bytes)
+        for name, data in signatures.items():
+            atomic_write(suite_dir / name, data)
+        shown = "100% (field removed)" if percentage == 100 else f"{percentage}%"
+        return WriteResult(
+            "applied", f"{source_package} {version} set to {shown} in {matched} binaries"
+        )
+
+    def _new_release(
+        self, suite: _Suite, suite_dir: Path, new_files: dict[str, bytes], hash_fields: list[str]
+    ) -> bytes:
+        now = datetime.now(UTC)
+        fields = []
+        old_date = suite.date
+        for name, value in suite.release.items():
+            if name.lower() in _RELEASE_CHECKSUM_FIELDS:
+                continue
+            if name == "Date":
+                value = format_release_date(now)
+            elif name == "Valid-Until" and old_date is not None:
+                # Keep the archive's validity window: same distance from the new Date.
+                old_until = parse_release_date(value)
+                if old_until is not None:
+                    value = format_release_date(now + (old_until - old_date))
+            fields.append((name, value))
+        if "Date" not in suite.release:
+            fields.append(("Date", format_release_date(now)))
+
+        names = list(suite.listed) + sorted(n for n in new_files if n not in suite.listed)
+        entries: dict[str, tuple[int, dict[str, str]]] = {}
+        for name in names:
+            data = new_files.get(name)
+            if data is None:
+                path = suite_dir / name
+                if path.is_file():
+                    data = path.read_bytes()
+            if data is not None:
+                entries[name] = (len(data), file_hashes(data, hash_fields))
+            else:
+                # Listed but absent (archives list uncompressed indexes they do not ship):
+                # keep the old entry where it has every hash we write.
+                old = suite.listed[name]
+                if all(f in old.hashes for f in hash_fields):
+                    entries[name] = (old.size, dict(old.hashes))
+        return release_text(fields, entries, hash_fields).encode("utf-8")
+
+
+def _highest_lower(candidates: list[Version], version: str) -> str:
+    try:
+        current = Version(version)
+    except ValueError:
+        return ""
+    lower = [v for v in candidates if v < current]
+    return str(max(lower)) if lower else ""

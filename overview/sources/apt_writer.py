@@ -1,0 +1,310 @@
+"""Writing Debian-format apt archives: index files, Release files, signatures.
+
+The pieces ``AptArchiveSource.set_percentage`` rewrites an archive with, plus
+``write_archive``, which lays out a whole archive from publication records for tests and
+the demo. The layout is the Debian repository format
+(https://wiki.debian.org/DebianRepository/Format): ``dists/<suite>/Release`` listing the
+size and MD5Sum/SHA1/SHA256 of every index, ``dists/<suite>/<component>/binary-<arch>/
+Packages`` (also ``.gz`` and ``.xz``), and, when signed, ``InRelease`` (clearsigned) and
+``Release.gpg`` (detached). Every file is written atomically so a client reading the
+archive while it changes sees either the old file or the new one. Nothing here imports
+Django.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import gzip
+import hashlib
+import lzma
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from datetime import UTC, datetime
+from email.utils import format_datetime
+from pathlib import Path
+
+from overview.sources.base import PublicationRecord
+
+# Release field name -> hashlib name, in the order apt and dak write them.
+RELEASE_HASHES = (("MD5Sum", "md5"), ("SHA1", "sha1"), ("SHA256", "sha256"), ("SHA512", "sha512"))
+# What we write by default; SHA512 is rewritten only where an archive already lists it.
+WRITTEN_HASHES = ("MD5Sum", "SHA1", "SHA256")
+# apt tries the smallest download first; so do we when reading.
+PACKAGES_VARIANTS = ("Packages.xz", "Packages.gz", "Packages")
+PHASED_FIELD = "Phased-Update-Percentage"
+GPG_TIMEOUT = 60.0
+
+
+class SigningError(Exception):
+    pass
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` so readers see the old file or the new one, never half.
+
+    The temporary file lives in the same directory (os.replace is atomic only within one
+    file system), is fsynced before the rename, and the directory after it.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = path.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        mode = 0o644
+    fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp_name, mode)
+        os.replace(tmp_name, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp_name)
+        raise
+    dir_fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+@contextlib.contextmanager
+def suite_lock(suite_dir: Path) -> Iterator[None]:
+    """One writer per suite at a time (two controller ticks may write at once)."""
+    with open(Path(suite_dir) / ".phasing.lock", "a+b") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def compressed_variants(packages: bytes) -> dict[str, bytes]:
+    """Packages in the three forms apt reads; gzip's mtime fixed so rewrites are stable."""
+    return {
+        "Packages": packages,
+        "Packages.gz": gzip.compress(packages, compresslevel=9, mtime=0),
+        "Packages.xz": lzma.compress(packages, format=lzma.FORMAT_XZ),
+    }
+
+
+def decompress(name: str, data: bytes) -> bytes:
+    if name.endswith(".xz"):
+        return lzma.decompress(data)
+    if name.endswith(".gz"):
+        return gzip.decompress(data)
+    return data
+
+
+def format_release_date(when: datetime) -> str:
+    """RFC 2822 in UTC, as dak writes it: ``Thu, 25 Apr 2024 15:10:33 UTC``."""
+    stamp = format_datetime(when.astimezone(UTC).replace(microsecond=0), usegmt=True)
+    return stamp.removesuffix("GMT") + "UTC"
+
+
+def file_hashes(data: bytes, fields: Iterable[str]) -> dict[str, str]:
+    algorithms = dict(RELEASE_HASHES)
+    return {field: hashlib.new(algorithms[field], data).hexdigest() for field in fields}
+
+
+def release_text(
+    fields: Sequence[tuple[str, str]],
+    entries: Mapping[str, tuple[int, Mapping[str, str]]],
+    hash_fields: Sequence[str] = WRITTEN_HASHES,
+) -> str:
+    """A Release file: ``fields`` in order, then one checksum list per hash.
+
+    ``entries`` maps a path relative to the suite to (size, {hash field: hex digest}).
+    """
+    lines = [f"{name}: {value}" for name, value in fields]
+    width = max((len(str(size)) for size, _ in entries.values()), default=1)
+    for field in hash_fields:
+        rows = [(name, size, hashes[field]) for name, (size, hashes) in entries.items()]
+        if not rows:
+            continue
+        lines.append(f"{field}:")
+        lines += [f" {digest} {size:>{width}} {name}" for name, size, digest in rows]
+    return "\n".join(lines) + "\n"
+
+
+def write_by_hash(index_dir: Path, data: bytes, hash_fields: Iterable[str]) -> None:
+    """Copies under by-hash/, for archives that say ``Acquire-By-Hash: yes``."""
+    for field, digest in file_hashes(data, hash_fields).items():
+        atomic_write(Path(index_dir) / "by-hash" / field / digest, data)
+
+
+def _gpg(args: Sequence[str], data: bytes, *, gpg_home: str | None) -> bytes:
+    gpg = shutil.which("gpg")
+    if gpg is None:
+        raise SigningError("gpg is not installed, so the Release file cannot be signed")
+    command = [gpg, "--batch", "--yes", "--no-tty"]
+    if gpg_home:
+        command += ["--homedir", gpg_home]
+    try:
+        proc = subprocess.run(
+            command + list(args), input=data, capture_output=True, timeout=GPG_TIMEOUT
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise SigningError(f"gpg did not finish within {GPG_TIMEOUT:g} s") from exc
+    if proc.returncode != 0:
+        message = proc.stderr.decode("utf-8", "replace").strip()
+        raise SigningError(f"gpg failed ({proc.returncode}): {message[-500:]}")
+    return proc.stdout
+
+
+def sign_release(release: bytes, *, gpg_key: str, gpg_home: str | None) -> dict[str, bytes]:
+    """``InRelease`` and ``Release.gpg`` for this Release content (not yet written)."""
+    # apt refuses SHA1 signatures; ask for a strong digest whatever gpg.conf says.
+    common = ["--local-user", gpg_key, "--digest-algo", "SHA512", "--armor"]
+    return {
+        "InRelease": _gpg([*common, "--clearsign"], release, gpg_home=gpg_home),
+        "Release.gpg": _gpg([*common, "--detach-sign"], release, gpg_home=gpg_home),
+    }
+
+
+def source_field(package: str, source: str, binary_version: str, source_version: str) -> str:
+    """The ``Source:`` value dak writes: absent, ``name`` or ``name (version)``."""
+    if source == package and source_version == binary_version:
+        return ""
+    if source_version == binary_version:
+        return source
+    return f"{source} ({source_version})"
+
+
+def packages_stanza(
+    *,
+    package: str,
+    source: str,
+    version: str,
+    architecture: str,
+    component: str,
+    percentage: int | None,
+) -> str:
+    fields = [("Package", package)]
+    source_value = source_field(package, source, version, version)
+    if source_value:
+        fields.append(("Source", source_value))
+    filename_version = version.split(":", 1)[-1]
+    pool = source[:4] if source.startswith("lib") else source[:1]
+    fields += [
+        ("Version", version),
+        ("Architecture", architecture),
+        ("Maintainer", "Phasing Demo <phasing@example.org>"),
+        ("Installed-Size", "1"),
+        (
+            "Filename",
+            f"pool/{component}/{pool}/{source}/{package}_{filename_version}_{architecture}.deb",
+        ),
+        ("Size", "1000"),
+        ("SHA256", hashlib.sha256(f"{package} {version}".encode()).hexdigest()),
+    ]
+    if percentage is not None and percentage != 100:
+        fields.append((PHASED_FIELD, str(percentage)))
+    fields.append(("Description", f"{package} from {source}"))
+    return "".join(f"{name}: {value}\n" for name, value in fields)
+
+
+def _write_suite(
+    suite_dir: Path,
+    *,
+    suite: str,
+    codename: str,
+    version: str,
+    date: datetime,
+    records: Sequence[PublicationRecord],
+    components: Sequence[str],
+    architectures: Sequence[str],
+    variants: Sequence[str],
+    gpg_key: str | None,
+    gpg_home: str | None,
+) -> None:
+    entries: dict[str, tuple[int, Mapping[str, str]]] = {}
+    for component in components:
+        for architecture in architectures:
+            stanzas = [
+                packages_stanza(
+                    package=binary,
+                    source=record.source_package,
+                    version=record.version,
+                    architecture=architecture,
+                    component=component,
+                    percentage=record.phased_update_percentage,
+                )
+                for record in records
+                if record.component == component
+                for binary in (record.binaries or (record.source_package,))
+            ]
+            content = "\n".join(stanzas).encode("utf-8")
+            for name, data in compressed_variants(content).items():
+                if name not in variants:
+                    continue
+                relative = f"{component}/binary-{architecture}/{name}"
+                atomic_write(suite_dir / relative, data)
+                entries[relative] = (len(data), file_hashes(data, WRITTEN_HASHES))
+    fields = [
+        ("Origin", "Phasing"),
+        ("Label", "Phasing"),
+        ("Suite", suite),
+        ("Codename", codename),
+        ("Version", version),
+        ("Date", format_release_date(date)),
+        ("Architectures", " ".join(architectures)),
+        ("Components", " ".join(components)),
+        ("Description", f"Phasing test archive for {suite}"),
+    ]
+    release = release_text(fields, entries).encode("utf-8")
+    signatures = sign_release(release, gpg_key=gpg_key, gpg_home=gpg_home) if gpg_key else {}
+    atomic_write(suite_dir / "Release", release)
+    for name, data in signatures.items():
+        atomic_write(suite_dir / name, data)
+
+
+def write_archive(
+    root: Path | str,
+    releases: Sequence[Mapping],
+    *,
+    architectures: Sequence[str] = ("amd64",),
+    variants: Sequence[str] = ("Packages", "Packages.gz", "Packages.xz"),
+    gpg_key: str | None = None,
+    gpg_home: str | None = None,
+    now: datetime | None = None,
+) -> Path:
+    """Lay out an apt archive under ``root`` from publication records.
+
+    Each entry of ``releases`` is a mapping with ``codename``, ``version``, ``updates``
+    (PublicationRecords for ``dists/<codename>-updates``) and optionally ``release``
+    (records for the release pocket ``dists/<codename>``), ``date`` (the Release Date,
+    default ``now``) and ``components`` (default: those the records use, else main).
+    Binaries default to one named after the source; binary versions equal source versions.
+    """
+    root = Path(root)
+    now = now or datetime.now(UTC)
+    for entry in releases:
+        codename = entry["codename"]
+        pockets = {f"{codename}-updates": entry.get("updates", ())}
+        if entry.get("release") is not None:
+            pockets[codename] = entry["release"]
+        for suite, records in pockets.items():
+            components = entry.get("components") or sorted(
+                {r.component for r in records} or {"main"}
+            )
+            _write_suite(
+                root / "dists" / suite,
+                suite=suite,
+                codename=codename,
+                version=entry.get("version", ""),
+                date=entry.get("date") or now,
+                records=list(records),
+                components=components,
+                architectures=architectures,
+                variants=variants,
+                gpg_key=gpg_key,
+                gpg_home=gpg_home,
+            )
+    return root
