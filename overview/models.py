@@ -93,6 +93,9 @@ class CrashCounter(models.Model):
             )
         ]
 
+    def __str__(self) -> str:
+        return f"{self.source_package_id} {self.version} {self.day}: {self.count}"
+
 
 class ProblemKind(models.TextChoices):
     NEW_BUCKET = "new_bucket", "New in this version"
@@ -241,6 +244,9 @@ class Notification(models.Model):
         constraints = [
             models.UniqueConstraint(name="one_email_per_person_per_halt", fields=("event", "person"))
         ]
+
+    def __str__(self) -> str:
+        return f"{self.subject} → {self.person}"
 
 
 class SourceSync(models.Model):

@@ -222,6 +222,7 @@ class Publication(models.Model):
 
     class Meta:
         ordering = ("-date_published", "-id")
+        permissions = [("change_phasing", "Can pause, resume, halt and set phasing")]
         constraints = [
             models.UniqueConstraint(
                 name="one_publication_per_release_pocket_source_version",

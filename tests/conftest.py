@@ -1,0 +1,65 @@
+"""Personas shared by every test: anonymous, member, triager, archive admin, superuser."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import Group
+from django.test import Client
+
+from overview.roles import ARCHIVE_ADMINS, TRIAGERS
+from tests.factories import UserFactory
+
+
+@pytest.fixture
+def anonymous() -> Client:
+    return Client()
+
+
+def _client_for(user) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def member_user(db):
+    return UserFactory(username="member")
+
+
+@pytest.fixture
+def triager_user(db):
+    user = UserFactory(username="triager")
+    user.groups.add(Group.objects.get(name=TRIAGERS))
+    return user
+
+
+@pytest.fixture
+def archive_admin_user(db):
+    user = UserFactory(username="archiveadmin", is_staff=True)
+    user.groups.add(Group.objects.get(name=ARCHIVE_ADMINS))
+    return user
+
+
+@pytest.fixture
+def superuser(db):
+    return UserFactory(username="root", is_staff=True, is_superuser=True)
+
+
+@pytest.fixture
+def member(member_user) -> Client:
+    return _client_for(member_user)
+
+
+@pytest.fixture
+def triager(triager_user) -> Client:
+    return _client_for(triager_user)
+
+
+@pytest.fixture
+def archive_admin(archive_admin_user) -> Client:
+    return _client_for(archive_admin_user)
+
+
+@pytest.fixture
+def admin_client_superuser(superuser) -> Client:
+    return _client_for(superuser)

@@ -1,0 +1,131 @@
+"""factory_boy factories for the domain models, shared by every test module."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import factory
+from django.contrib.auth import get_user_model
+
+from overview.models import CrashReport, ErrorBucket, Override, Problem, ProblemKind
+from packages.models import (
+    Person,
+    PhasingState,
+    Policy,
+    Publication,
+    Release,
+    SourcePackage,
+)
+
+NOW = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)
+
+
+class UserFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = get_user_model()
+        django_get_or_create = ("username",)
+
+    username = factory.Sequence(lambda n: f"user{n}")
+    email = factory.LazyAttribute(lambda o: f"{o.username}@example.org")
+    password = factory.django.Password("correct horse battery staple")
+
+
+class ReleaseFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Release
+        django_get_or_create = ("codename",)
+
+    codename = "noble"
+    version = "24.04"
+
+
+class PersonFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Person
+        django_get_or_create = ("account_name",)
+
+    account_name = factory.Sequence(lambda n: f"person{n}")
+    name = factory.LazyAttribute(lambda o: o.account_name.title())
+    email = factory.LazyAttribute(lambda o: f"{o.account_name}@ubuntu.example")
+
+
+class SourcePackageFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = SourcePackage
+        django_get_or_create = ("name",)
+
+    name = factory.Sequence(lambda n: f"package{n}")
+
+
+class PublicationFactory(factory.django.DjangoModelFactory):
+    """An update in phasing at 10%, published at NOW."""
+
+    class Meta:
+        model = Publication
+
+    source_package = factory.SubFactory(SourcePackageFactory)
+    release = factory.SubFactory(ReleaseFactory)
+    version = factory.Sequence(lambda n: f"1.0-1ubuntu0.{n + 1}")
+    previous_version = "1.0-1ubuntu0"
+    signer = factory.SubFactory(PersonFactory)
+    uploader = factory.SubFactory(PersonFactory)
+    date_published = NOW
+    phased_update_percentage = 10
+    state = PhasingState.PHASING
+    last_increase_at = factory.LazyAttribute(lambda o: o.date_published)
+
+
+class PolicyFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Policy
+
+    interval = timedelta(hours=6)
+
+
+class ErrorBucketFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = ErrorBucket
+
+    signature = factory.Sequence(lambda n: f"/usr/bin/tool:11:crash_here:{n}")
+    function = "crash_here"
+    first_seen = NOW
+    last_seen = NOW
+
+
+class CrashReportFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = CrashReport
+
+    bucket = factory.SubFactory(ErrorBucketFactory)
+    source_package = factory.SubFactory(SourcePackageFactory)
+    version = "1.0-1ubuntu0.1"
+    release = factory.SubFactory(ReleaseFactory)
+    architecture = "amd64"
+    reported_at = NOW
+    system_id = factory.Sequence(lambda n: f"{n:064x}")
+    stack_trace = "#0  0x0000 in crash_here () from /usr/lib/libtool.so"
+    external_id = factory.Sequence(lambda n: f"report-{n}")
+
+
+class ProblemFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Problem
+
+    publication = factory.SubFactory(PublicationFactory)
+    kind = ProblemKind.NEW_BUCKET
+    bucket = factory.SubFactory(ErrorBucketFactory)
+    report_count = 5
+    system_count = 4
+    detected_at = NOW
+    last_seen_at = NOW
+
+
+class OverrideFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Override
+
+    source_package = factory.SubFactory(SourcePackageFactory)
+    bucket = factory.SubFactory(ErrorBucketFactory)
+    kind = ProblemKind.NEW_BUCKET
+    reason = "Crash predates this update"
+    created_at = NOW
