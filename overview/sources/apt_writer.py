@@ -76,13 +76,16 @@ def atomic_write(path: Path, data: bytes) -> None:
 
 @contextlib.contextmanager
 def suite_lock(suite_dir: Path) -> Iterator[None]:
-    """One writer per suite at a time (two controller ticks may write at once)."""
-    with open(Path(suite_dir) / ".phasing.lock", "a+b") as handle:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+    """One writer per suite at a time (two controller ticks may write at once).
+
+    The lock is on the directory itself, so no lock file appears in the published tree.
+    """
+    fd = os.open(suite_dir, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 def compressed_variants(packages: bytes) -> dict[str, bytes]:

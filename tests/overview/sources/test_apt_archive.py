@@ -1,0 +1,674 @@
+"""The apt archive source, read from disk and over HTTP, written back and read by real apt."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import logging
+import lzma
+import os
+import random
+import shutil
+import socket
+import subprocess
+import tempfile
+import threading
+from datetime import UTC, datetime, timedelta
+from functools import partial
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from debian import deb822
+
+from overview.apt_phasing import decide
+from overview.sources import apt_writer
+from overview.sources.apt_archive import AptArchiveSource, parse_release_date
+from overview.sources.apt_writer import (
+    file_hashes,
+    format_release_date,
+    release_text,
+    write_archive,
+)
+from overview.sources.base import PublicationRecord, PublicationSource, SourceError
+from tests.apt_harness import AptRow, AptSandbox, apt_available
+
+DATE = datetime(2024, 6, 3, 12, 30, tzinfo=UTC)
+NOW = DATE + timedelta(hours=1)
+
+needs_apt = pytest.mark.skipif(not apt_available(), reason="apt-get is not on PATH")
+needs_gpg = pytest.mark.skipif(
+    shutil.which("gpg") is None or shutil.which("gpgv") is None, reason="gnupg is not installed"
+)
+
+
+def record(source, version, percentage=None, binaries=(), component="main"):
+    return PublicationRecord(
+        release="noble",
+        source_package=source,
+        version=version,
+        date_published=DATE,
+        phased_update_percentage=percentage,
+        binaries=binaries,
+        component=component,
+    )
+
+
+def noble(updates, release=None, **extra):
+    entry = {"codename": "noble", "version": "24.04", "date": DATE, "updates": updates}
+    if release is not None:
+        entry["release"] = release
+    entry.update(extra)
+    return entry
+
+
+def standard_archive(root: Path, **options) -> Path:
+    return write_archive(
+        root,
+        [
+            noble(
+                [
+                    record("hello", "2.10-3ubuntu0.1", 10, ("hello", "libhello1")),
+                    record("curl", "8.5.0-2ubuntu10.2", None, ("curl", "libcurl4"), "universe"),
+                ],
+                release=[
+                    record("hello", "2.10-3", binaries=("hello", "libhello1")),
+                    record("hello", "2.9-1"),
+                    record(
+                        "curl",
+                        "8.5.0-2ubuntu10",
+                        binaries=("curl", "libcurl4"),
+                        component="universe",
+                    ),
+                ],
+            ),
+            {
+                "codename": "jammy",
+                "version": "22.04",
+                "date": DATE,
+                "updates": [record("bash", "5.1-6ubuntu1.1", 50)],
+            },
+        ],
+        **options,
+    )
+
+
+def hand_archive(root: Path, packages: str, *, suite="noble-updates", date=DATE) -> Path:
+    """An archive whose one Packages index is exactly ``packages``."""
+    suite_dir = root / "dists" / suite
+    index = suite_dir / "main" / "binary-amd64" / "Packages"
+    index.parent.mkdir(parents=True, exist_ok=True)
+    data = packages.encode("utf-8")
+    index.write_bytes(data)
+    fields = [
+        ("Suite", suite),
+        ("Codename", suite.removesuffix("-updates")),
+        ("Version", "24.04"),
+        ("Date", format_release_date(date)),
+        ("Architectures", "amd64"),
+        ("Components", "main"),
+    ]
+    entries = {"main/binary-amd64/Packages": (len(data), file_hashes(data, ("MD5Sum", "SHA256")))}
+    (suite_dir / "Release").write_text(release_text(fields, entries, ("MD5Sum", "SHA256")))
+    return root
+
+
+def by_source(source):
+    return {r.source_package: r for r in source.publications(release="noble", since=None, now=NOW)}
+
+
+def listed_files_match(suite_dir: Path) -> None:
+    """Every file the Release lists (and that exists) has the size and hashes listed."""
+    release = deb822.Release((suite_dir / "Release").read_text())
+    checked = 0
+    for field_name, algorithm in (("MD5Sum", "md5"), ("SHA1", "sha1"), ("SHA256", "sha256")):
+        for entry in release[field_name]:
+            data = (suite_dir / entry["name"]).read_bytes()
+            assert int(entry["size"]) == len(data), entry["name"]
+            assert hashlib.new(algorithm, data).hexdigest() == entry[field_name.lower()]
+            checked += 1
+    assert checked
+
+
+# Reading ---------------------------------------------------------------------------------
+
+
+def test_it_is_a_publication_source_that_can_write_a_local_archive(tmp_path):
+    source = AptArchiveSource(location=str(standard_archive(tmp_path)))
+    assert isinstance(source, PublicationSource)
+    assert source.can_write is True
+
+
+def test_it_lists_the_releases_that_have_an_updates_suite(tmp_path):
+    source = AptArchiveSource(location=str(standard_archive(tmp_path)))
+    assert [(r.codename, r.version) for r in source.releases()] == [
+        ("jammy", "22.04"),
+        ("noble", "24.04"),
+    ]
+
+
+def test_configured_suites_name_the_releases(tmp_path):
+    write_archive(
+        tmp_path, [{"codename": "noble", "version": "24.04", "updates": [record("a", "1")]}]
+    )
+    (tmp_path / "dists" / "noble-updates").rename(tmp_path / "dists" / "noble-phasing")
+    source = AptArchiveSource(location=str(tmp_path), suites={"noble": "noble-phasing"})
+    assert [r.codename for r in source.releases()] == ["noble"]
+    assert [
+        r.source_package for r in source.publications(release="noble", since=None, now=NOW)
+    ] == ["a"]
+
+
+def test_each_source_version_is_one_publication_with_its_binaries_and_percentage(tmp_path):
+    records = by_source(AptArchiveSource(location=str(standard_archive(tmp_path))))
+    hello, curl = records["hello"], records["curl"]
+    assert (hello.version, hello.phased_update_percentage, hello.percentage) == (
+        "2.10-3ubuntu0.1",
+        10,
+        10,
+    )
+    assert hello.binaries == ("hello", "libhello1")
+    assert (hello.pocket, hello.component, hello.status) == ("updates", "main", "published")
+    assert curl.phased_update_percentage is None and curl.percentage == 100
+    assert curl.component == "universe"
+
+
+def test_the_previous_version_is_the_highest_lower_one_in_the_release_pocket(tmp_path):
+    records = by_source(AptArchiveSource(location=str(standard_archive(tmp_path))))
+    assert records["hello"].previous_version == "2.10-3"
+    assert records["curl"].previous_version == "8.5.0-2ubuntu10"
+
+
+def test_without_a_release_pocket_there_is_no_previous_version(tmp_path):
+    source = AptArchiveSource(location=str(standard_archive(tmp_path)))
+    [bash] = source.publications(release="jammy", since=None, now=NOW)
+    assert (bash.source_package, bash.previous_version, bash.percentage) == ("bash", "", 50)
+
+
+def test_the_date_published_is_the_release_date_in_utc(tmp_path):
+    records = by_source(AptArchiveSource(location=str(standard_archive(tmp_path))))
+    assert records["hello"].date_published == DATE
+    assert records["hello"].date_published.tzinfo is not None
+
+
+def test_nothing_is_new_since_a_date_after_the_release_date(tmp_path):
+    source = AptArchiveSource(location=str(standard_archive(tmp_path)))
+    assert (
+        list(source.publications(release="noble", since=DATE + timedelta(minutes=1), now=NOW)) == []
+    )
+    assert (
+        len(list(source.publications(release="noble", since=DATE - timedelta(days=1), now=NOW)))
+        == 2
+    )
+
+
+@pytest.mark.parametrize("variant", ["Packages", "Packages.gz", "Packages.xz"])
+def test_it_reads_plain_gzip_and_xz_indexes(tmp_path, variant):
+    standard_archive(tmp_path, variants=(variant,))
+    index_dir = tmp_path / "dists" / "noble-updates" / "main" / "binary-amd64"
+    assert sorted(p.name for p in index_dir.iterdir()) == [variant]
+    records = by_source(AptArchiveSource(location=str(tmp_path)))
+    assert records["hello"].percentage == 10
+    assert records["curl"].binaries == ("curl", "libcurl4")
+
+
+def test_it_reads_the_xz_index_before_the_others(tmp_path):
+    standard_archive(tmp_path)
+    index_dir = tmp_path / "dists" / "noble-updates" / "main" / "binary-amd64"
+    # Would fail the checksum if read: proves the .xz was read instead.
+    (index_dir / "Packages").write_text("garbage")
+    (index_dir / "Packages.gz").write_bytes(b"garbage")
+    assert by_source(AptArchiveSource(location=str(tmp_path)))["hello"].percentage == 10
+
+
+def test_a_binary_built_from_another_source_version_is_grouped_with_that_source(tmp_path):
+    hand_archive(
+        tmp_path,
+        "Package: glibc-tools\nSource: glibc (2.39-0ubuntu8.3)\nVersion: 2.39-0ubuntu8.3+b1\n"
+        "Architecture: amd64\nPhased-Update-Percentage: 20\n\n"
+        "Package: libc6\nSource: glibc\nVersion: 2.39-0ubuntu8.3\nArchitecture: amd64\n"
+        "Phased-Update-Percentage: 20\n\n"
+        "Package: tzdata\nVersion: 2024a-3ubuntu1.1\nArchitecture: all\n",
+    )
+    records = list(
+        AptArchiveSource(location=str(tmp_path)).publications(release="noble", since=None, now=NOW)
+    )
+    assert sorted(
+        (r.source_package, r.version, r.binaries, r.phased_update_percentage) for r in records
+    ) == [
+        ("glibc", "2.39-0ubuntu8.3", ("glibc-tools", "libc6"), 20),
+        ("tzdata", "2024a-3ubuntu1.1", ("tzdata",), None),
+    ]
+
+
+@pytest.mark.parametrize("value", ["ten", "-1", "101", "5.5", ""])
+def test_a_malformed_percentage_is_logged_and_that_publication_skipped(tmp_path, caplog, value):
+    hand_archive(
+        tmp_path,
+        f"Package: broken\nVersion: 1.0-1\nArchitecture: amd64\nPhased-Update-Percentage: {value}\n\n"
+        "Package: fine\nVersion: 2.0-1\nArchitecture: amd64\nPhased-Update-Percentage: 40\n",
+    )
+    with caplog.at_level(logging.WARNING, logger="overview.sources.apt_archive"):
+        records = list(
+            AptArchiveSource(location=str(tmp_path)).publications(
+                release="noble", since=None, now=NOW
+            )
+        )
+    assert [(r.source_package, r.percentage) for r in records] == [("fine", 40)]
+    assert "broken" in caplog.text and "skipping" in caplog.text
+
+
+def test_an_index_that_does_not_match_the_release_checksums_is_an_error(tmp_path):
+    standard_archive(tmp_path, variants=("Packages.gz",))
+    index = tmp_path / "dists" / "noble-updates" / "main" / "binary-amd64" / "Packages.gz"
+    content = gzip.decompress(index.read_bytes()).replace(
+        b"Phased-Update-Percentage: 10", b"Phased-Update-Percentage: 90"
+    )
+    index.write_bytes(gzip.compress(content))
+    with pytest.raises(SourceError, match="Release file"):
+        list(
+            AptArchiveSource(location=str(tmp_path)).publications(
+                release="noble", since=None, now=NOW
+            )
+        )
+
+
+def test_a_missing_updates_suite_is_an_error(tmp_path):
+    standard_archive(tmp_path)
+    with pytest.raises(SourceError, match="does not exist"):
+        list(
+            AptArchiveSource(location=str(tmp_path)).publications(
+                release="focal", since=None, now=NOW
+            )
+        )
+
+
+# Writing ---------------------------------------------------------------------------------
+
+
+def test_setting_a_percentage_rewrites_every_binary_in_every_index(tmp_path):
+    standard_archive(tmp_path, architectures=("amd64", "arm64"))
+    source = AptArchiveSource(location=str(tmp_path))
+    result = source.set_percentage(
+        release="noble",
+        pocket="updates",
+        source_package="hello",
+        version="2.10-3ubuntu0.1",
+        percentage=30,
+    )
+    assert result.status == "applied", result.detail
+    suite_dir = tmp_path / "dists" / "noble-updates"
+    for arch in ("amd64", "arm64"):
+        index_dir = suite_dir / "main" / f"binary-{arch}"
+        plain = (index_dir / "Packages").read_bytes()
+        assert gzip.decompress((index_dir / "Packages.gz").read_bytes()) == plain
+        assert lzma.decompress((index_dir / "Packages.xz").read_bytes()) == plain
+        paragraphs = list(deb822.Packages.iter_paragraphs(plain.decode(), use_apt_pkg=False))
+        assert {p["Package"]: p["Phased-Update-Percentage"] for p in paragraphs} == {
+            "hello": "30",
+            "libhello1": "30",
+        }
+    assert by_source(source)["hello"].percentage == 30
+    # Other publications keep theirs.
+    assert by_source(source)["curl"].phased_update_percentage is None
+
+
+def test_after_a_write_the_release_lists_the_right_sizes_and_hashes(tmp_path):
+    standard_archive(tmp_path)
+    suite_dir = tmp_path / "dists" / "noble-updates"
+    before = (suite_dir / "Release").read_text()
+    AptArchiveSource(location=str(tmp_path)).set_percentage(
+        release="noble",
+        pocket="updates",
+        source_package="curl",
+        version="8.5.0-2ubuntu10.2",
+        percentage=0,
+    )
+    after = (suite_dir / "Release").read_text()
+    assert after != before
+    listed_files_match(suite_dir)
+    release = deb822.Release(after)
+    assert release["Codename"] == "noble" and release["Suite"] == "noble-updates"
+    assert datetime.now(UTC) - parse_release_date(release["Date"]) < timedelta(minutes=5)
+
+
+def test_setting_100_percent_removes_the_field(tmp_path):
+    standard_archive(tmp_path)
+    source = AptArchiveSource(location=str(tmp_path))
+    source.set_percentage(
+        release="noble",
+        pocket="updates",
+        source_package="hello",
+        version="2.10-3ubuntu0.1",
+        percentage=100,
+    )
+    plain = (
+        tmp_path / "dists" / "noble-updates" / "main" / "binary-amd64" / "Packages"
+    ).read_text()
+    assert "Phased-Update-Percentage" not in plain
+    assert by_source(source)["hello"].phased_update_percentage is None
+
+
+def test_writing_the_same_percentage_again_changes_nothing(tmp_path):
+    standard_archive(tmp_path)
+    source = AptArchiveSource(location=str(tmp_path))
+    release = tmp_path / "dists" / "noble-updates" / "Release"
+    before = release.read_bytes()
+    result = source.set_percentage(
+        release="noble",
+        pocket="updates",
+        source_package="hello",
+        version="2.10-3ubuntu0.1",
+        percentage=10,
+    )
+    assert result.status == "applied" and "already" in result.detail
+    assert release.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "reason"),
+    [
+        ({"source_package": "nonesuch"}, "no binaries"),
+        ({"version": "2.10-3ubuntu0.2"}, "no binaries"),
+        ({"pocket": "security"}, "updates pocket"),
+        ({"percentage": 101}, "0..100"),
+        ({"release": "focal"}, "does not exist"),
+    ],
+)
+def test_a_write_that_cannot_apply_fails_and_leaves_the_archive_alone(tmp_path, kwargs, reason):
+    standard_archive(tmp_path)
+    suite_dir = tmp_path / "dists" / "noble-updates"
+    before = {p: p.read_bytes() for p in suite_dir.rglob("*") if p.is_file()}
+    arguments = {
+        "release": "noble",
+        "pocket": "updates",
+        "source_package": "hello",
+        "version": "2.10-3ubuntu0.1",
+        "percentage": 20,
+    }
+    result = AptArchiveSource(location=str(tmp_path)).set_percentage(**(arguments | kwargs))
+    assert result.status == "failed" and reason in result.detail
+    assert {p: p.read_bytes() for p in suite_dir.rglob("*") if p.is_file()} == before
+
+
+def test_a_write_replaces_files_atomically_and_leaves_no_temporary_files(tmp_path, monkeypatch):
+    target = tmp_path / "Packages"
+    target.write_bytes(b"old")
+
+    def failing_replace(src, dst):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(apt_writer.os, "replace", failing_replace)
+    with pytest.raises(OSError):
+        apt_writer.atomic_write(target, b"new content")
+    assert target.read_bytes() == b"old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["Packages"]
+
+
+def test_an_interrupted_write_is_reported_and_the_release_still_matches(tmp_path, monkeypatch):
+    standard_archive(tmp_path)
+    real_replace = os.replace
+    calls = []
+
+    def replace_then_fail(src, dst):
+        calls.append(dst)
+        if str(dst).endswith("Packages.xz"):
+            raise OSError("disk full")
+        real_replace(src, dst)
+
+    monkeypatch.setattr(apt_writer.os, "replace", replace_then_fail)
+    result = AptArchiveSource(location=str(tmp_path)).set_percentage(
+        release="noble",
+        pocket="updates",
+        source_package="hello",
+        version="2.10-3ubuntu0.1",
+        percentage=40,
+    )
+    assert result.status == "failed" and "disk full" in result.detail
+    suite_dir = tmp_path / "dists" / "noble-updates"
+    assert not [p for p in suite_dir.rglob("*.tmp")]
+    # The Release was not replaced, so apt still trusts the old .xz it lists.
+    monkeypatch.undo()
+    assert by_source(AptArchiveSource(location=str(tmp_path)))["hello"].percentage == 10
+
+
+# Signing ---------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def gpg_key():
+    """A throw-away signing key in a short-lived GNUPGHOME (short path: agent sockets)."""
+    if shutil.which("gpg") is None or shutil.which("gpgv") is None:
+        pytest.skip("gnupg is not installed")
+    home = tempfile.mkdtemp(prefix="gpg")
+    os.chmod(home, 0o700)
+    uid = "Phasing Test Archive <archive@example.org>"
+    subprocess.run(
+        [
+            "gpg",
+            "--batch",
+            "--homedir",
+            home,
+            "--passphrase",
+            "",
+            "--quick-gen-key",
+            uid,
+            "default",
+            "default",
+            "never",
+        ],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    keyring = Path(home) / "archive-keyring.gpg"
+    exported = subprocess.run(
+        ["gpg", "--batch", "--homedir", home, "--export", uid], check=True, capture_output=True
+    )
+    keyring.write_bytes(exported.stdout)
+    yield {"key": uid, "home": home, "keyring": keyring}
+    subprocess.run(["gpgconf", "--homedir", home, "--kill", "gpg-agent"], capture_output=True)
+    shutil.rmtree(home, ignore_errors=True)
+
+
+def gpgv(keyring: Path, *files: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        ["gpgv", "--keyring", str(keyring), *map(str, files)], capture_output=True
+    )
+
+
+@needs_gpg
+def test_a_signed_archive_is_signed_again_after_a_write(tmp_path, gpg_key):
+    standard_archive(tmp_path, gpg_key=gpg_key["key"], gpg_home=gpg_key["home"])
+    suite_dir = tmp_path / "dists" / "noble-updates"
+    old_inrelease = (suite_dir / "InRelease").read_bytes()
+    source = AptArchiveSource(
+        location=str(tmp_path), gpg_key=gpg_key["key"], gpg_home=gpg_key["home"]
+    )
+    result = source.set_percentage(
+        release="noble",
+        pocket="updates",
+        source_package="hello",
+        version="2.10-3ubuntu0.1",
+        percentage=60,
+    )
+    assert result.status == "applied", result.detail
+    assert (suite_dir / "InRelease").read_bytes() != old_inrelease
+    assert (
+        gpgv(gpg_key["keyring"], suite_dir / "Release.gpg", suite_dir / "Release").returncode == 0
+    )
+    assert gpgv(gpg_key["keyring"], suite_dir / "InRelease").returncode == 0
+    # The clearsigned text is the new Release.
+    assert (suite_dir / "Release").read_text().strip() in (suite_dir / "InRelease").read_text()
+
+
+@needs_gpg
+def test_a_signature_from_another_key_does_not_verify(tmp_path, gpg_key):
+    standard_archive(tmp_path, gpg_key=gpg_key["key"], gpg_home=gpg_key["home"])
+    suite_dir = tmp_path / "dists" / "noble-updates"
+    (suite_dir / "Release").write_text((suite_dir / "Release").read_text() + "Tampered: yes\n")
+    assert (
+        gpgv(gpg_key["keyring"], suite_dir / "Release.gpg", suite_dir / "Release").returncode != 0
+    )
+
+
+@needs_gpg
+def test_a_signed_archive_is_not_rewritten_without_a_key(tmp_path, gpg_key):
+    standard_archive(tmp_path, gpg_key=gpg_key["key"], gpg_home=gpg_key["home"])
+    result = AptArchiveSource(location=str(tmp_path)).set_percentage(
+        release="noble",
+        pocket="updates",
+        source_package="hello",
+        version="2.10-3ubuntu0.1",
+        percentage=60,
+    )
+    assert result.status == "failed" and "signed" in result.detail
+    assert by_source(AptArchiveSource(location=str(tmp_path)))["hello"].percentage == 10
+
+
+@needs_gpg
+def test_a_key_gpg_does_not_have_fails_the_write_before_anything_changes(tmp_path, gpg_key):
+    standard_archive(tmp_path, gpg_key=gpg_key["key"], gpg_home=gpg_key["home"])
+    source = AptArchiveSource(
+        location=str(tmp_path), gpg_key="nobody@example.org", gpg_home=gpg_key["home"]
+    )
+    result = source.set_percentage(
+        release="noble",
+        pocket="updates",
+        source_package="hello",
+        version="2.10-3ubuntu0.1",
+        percentage=60,
+    )
+    assert result.status == "failed" and "signing failed" in result.detail
+    assert by_source(AptArchiveSource(location=str(tmp_path)))["hello"].percentage == 10
+
+
+# HTTP ------------------------------------------------------------------------------------
+
+
+class QuietHandler(SimpleHTTPRequestHandler):
+    def log_message(self, format, *args):  # noqa: A002 - the base class's signature
+        pass
+
+
+@pytest.fixture
+def http_archive(tmp_path):
+    root = standard_archive(tmp_path / "archive")
+    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(QuietHandler, directory=str(root)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield root, f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_it_reads_an_archive_over_http(http_archive):
+    _, url = http_archive
+    source = AptArchiveSource(location=url + "/", timeout=5)
+    assert [r.codename for r in source.releases()] == ["jammy", "noble"]
+    records = by_source(source)
+    assert records["hello"].percentage == 10
+    assert records["hello"].previous_version == "2.10-3"
+
+
+def test_an_archive_over_http_is_read_only(http_archive):
+    root, url = http_archive
+    source = AptArchiveSource(location=url, timeout=5)
+    assert source.can_write is False
+    before = (root / "dists" / "noble-updates" / "Release").read_bytes()
+    result = source.set_percentage(
+        release="noble",
+        pocket="updates",
+        source_package="hello",
+        version="2.10-3ubuntu0.1",
+        percentage=50,
+    )
+    assert result.status == "dry_run" and "read-only" in result.detail
+    assert (root / "dists" / "noble-updates" / "Release").read_bytes() == before
+
+
+def test_a_bad_http_status_is_a_source_error(http_archive):
+    _, url = http_archive
+    with pytest.raises(SourceError, match="404"):
+        list(
+            AptArchiveSource(location=url, timeout=5).publications(
+                release="focal", since=None, now=NOW
+            )
+        )
+
+
+def test_an_unreachable_archive_is_a_source_error():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with pytest.raises(SourceError, match="cannot fetch"):
+        AptArchiveSource(location=f"http://127.0.0.1:{port}", timeout=2).releases()
+
+
+# End to end with the real apt --------------------------------------------------------------
+
+
+@needs_apt
+def test_real_apt_upgrades_or_keeps_back_as_decided_after_each_write(tmp_path, request):
+    signing = None
+    if shutil.which("gpg") and shutil.which("gpgv"):
+        signing = request.getfixturevalue("gpg_key")
+    updates = [
+        ("hello", "2.10-3", "2.10-3ubuntu0.1", ("hello", "libhello1")),
+        ("curl", "8.5.0-2ubuntu10", "8.5.0-2ubuntu10.2", ("curl",)),
+        ("vim", "2:9.1.0016-1ubuntu7", "2:9.1.0016-1ubuntu7.3", ("vim", "vim-common")),
+    ]
+    root = tmp_path / "archive"
+    write_archive(
+        root,
+        [
+            noble(
+                [record(s, new, 0, b) for s, _, new, b in updates],
+                release=[record(s, old, None, b) for s, old, _, b in updates],
+            )
+        ],
+        gpg_key=signing and signing["key"],
+        gpg_home=signing and signing["home"],
+    )
+    source = AptArchiveSource(
+        location=str(root), gpg_key=signing and signing["key"], gpg_home=signing and signing["home"]
+    )
+    sandbox = AptSandbox(tmp_path / "apt")
+    sandbox.install(
+        [AptRow(b, s, old, new, None) for s, old, new, binaries in updates for b in binaries]
+    )
+    sandbox.use_archive(root, ["noble", "noble-updates"], signed_by=signing and signing["keyring"])
+    rnd = random.Random(5)
+    machine_ids = [f"{rnd.getrandbits(128):032x}" for _ in range(10)]
+
+    kept_back = taken = 0
+    for step, percentages in enumerate([(0, 0, 0), (10, 50, 90), (30, 5, 100), (100, 99, 1)]):
+        for (name, _, new, _), percentage in zip(updates, percentages, strict=True):
+            result = source.set_percentage(
+                release="noble",
+                pocket="updates",
+                source_package=name,
+                version=new,
+                percentage=percentage,
+            )
+            assert result.status == "applied", result.detail
+        assert {
+            r.source_package: r.percentage
+            for r in source.publications(release="noble", since=None, now=NOW)
+        } == {name: p for (name, *_), p in zip(updates, percentages, strict=True)}
+        sandbox.update()
+        for machine_id in machine_ids:
+            upgrades = sandbox.upgrades(machine_id)
+            for (name, _, new, binaries), percentage in zip(updates, percentages, strict=True):
+                included = decide(name, new, machine_id, percentage).included
+                for binary in binaries:
+                    assert (upgrades.get(binary) == new) is included, (
+                        step,
+                        name,
+                        binary,
+                        machine_id,
+                    )
+                kept_back += not included
+                taken += included
+    # Both outcomes happened, so apt really phased (no chroot) and the writes reached it.
+    assert kept_back and taken
