@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import io
 import logging
+import lzma
 import re
 import shutil
 from collections.abc import Iterator
@@ -212,9 +213,15 @@ class AptArchiveSource:
         return _Suite(name=suite, release=release, listed=_listed_files(release))
 
     def _read_index(self, suite: _Suite, component: str, arch: str) -> tuple[str, bytes] | None:
-        """The best available Packages index of one component and architecture."""
-        for variant in PACKAGES_VARIANTS:
-            relative = f"{component}/binary-{arch}/{variant}"
+        """The best available Packages index of one component and architecture.
+
+        When the Release lists some of its variants only those are read, as apt does: a
+        file the Release does not vouch for is not trusted.
+        """
+        index_dir = f"{component}/binary-{arch}"
+        variants = [v for v in PACKAGES_VARIANTS if f"{index_dir}/{v}" in suite.listed]
+        for variant in variants or PACKAGES_VARIANTS:
+            relative = f"{index_dir}/{variant}"
             name = f"dists/{suite.name}/{relative}"
             data = self._read(name, required=False)
             if data is None:
@@ -224,7 +231,7 @@ class AptArchiveSource:
                 listed.check(name, data)
             try:
                 return variant, decompress(variant, data)
-            except (OSError, EOFError, ValueError) as exc:  # gzip, lzma errors
+            except (OSError, EOFError, lzma.LZMAError) as exc:
                 raise SourceError(f"{name} cannot be decompressed: {exc}") from exc
         return None
 
@@ -379,6 +386,10 @@ class AptArchiveSource:
             return WriteResult("failed", f"only the updates pocket is phased, not {pocket!r}")
         if not isinstance(percentage, int) or not 0 <= percentage <= 100:
             return WriteResult("failed", f"a percentage is 0..100, not {percentage!r}")
+        try:
+            Version(version)
+        except ValueError:
+            return WriteResult("failed", f"{version!r} is not a Debian version")
         suite_name = self._suite_name(release)
         suite_dir = self._root / "dists" / suite_name
         if not (suite_dir / "Release").is_file():
@@ -411,14 +422,17 @@ class AptArchiveSource:
             found = self._read_index(suite, component, arch)
             if found is None:
                 continue
-            text = found[1].decode("utf-8")
+            try:
+                text = found[1].decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise SourceError(f"{component}/binary-{arch} index is not UTF-8") from exc
             paragraphs = list(deb822.Packages.iter_paragraphs(io.StringIO(text), use_apt_pkg=False))
             touched = False
             for paragraph in paragraphs:
-                if "Package" not in paragraph or paragraph.source != source_package:
+                if "Package" not in paragraph:
                     continue
                 try:
-                    if paragraph.source_version != wanted:
+                    if paragraph.source != source_package or paragraph.source_version != wanted:
                         continue
                 except ValueError:
                     continue

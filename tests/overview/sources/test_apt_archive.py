@@ -31,7 +31,7 @@ from overview.sources.apt_writer import (
     write_archive,
 )
 from overview.sources.base import PublicationRecord, PublicationSource, SourceError
-from tests.apt_harness import AptRow, AptSandbox, apt_available
+from tests.apt_harness import AptHarnessError, AptRow, AptSandbox, apt_available
 
 DATE = datetime(2024, 6, 3, 12, 30, tzinfo=UTC)
 NOW = DATE + timedelta(hours=1)
@@ -373,6 +373,7 @@ def test_writing_the_same_percentage_again_changes_nothing(tmp_path):
         ({"pocket": "security"}, "updates pocket"),
         ({"percentage": 101}, "0..100"),
         ({"release": "focal"}, "does not exist"),
+        ({"version": "not a version!"}, "not a Debian version"),
     ],
 )
 def test_a_write_that_cannot_apply_fails_and_leaves_the_archive_alone(tmp_path, kwargs, reason):
@@ -541,6 +542,20 @@ def test_a_key_gpg_does_not_have_fails_the_write_before_anything_changes(tmp_pat
     )
     assert result.status == "failed" and "signing failed" in result.detail
     assert by_source(AptArchiveSource(location=str(tmp_path)))["hello"].percentage == 10
+
+
+@needs_apt
+@needs_gpg
+def test_real_apt_refuses_the_archive_when_another_key_signed_it(tmp_path, gpg_key):
+    standard_archive(tmp_path / "archive", gpg_key=gpg_key["key"], gpg_home=gpg_key["home"])
+    sandbox = AptSandbox(tmp_path / "apt")
+    sandbox.use_archive(tmp_path / "archive", ["noble-updates"], signed_by=gpg_key["keyring"])
+    sandbox.update()
+    other = tmp_path / "other.gpg"
+    other.write_bytes(b"")
+    sandbox.use_archive(tmp_path / "archive", ["noble-updates"], signed_by=other)
+    with pytest.raises(AptHarnessError):
+        sandbox.update()
 
 
 # HTTP ------------------------------------------------------------------------------------
