@@ -11,7 +11,8 @@ apt (2.1.16 and later) decides per machine whether to take a phased update. In a
     std::uniform_int_distribution<unsigned int> dist(0, 100);
     return dist(rand) > Ver.PhasedUpdatePercentage();   // true: keep the update back
 
-(Debian/apt on salsa/GitHub; the same block lives in ``depcache.cc`` in later releases.)
+(Debian/apt; later releases move it into ``apt-pkg/depcache.cc``, behind
+``pkgDepCache::PhasingApplied``, with the same seed, engine and distribution.)
 So a machine takes the update when its draw is at most the percentage, and the draw is
 also the smallest percentage at which the machine is in the phase.
 
