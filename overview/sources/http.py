@@ -166,7 +166,7 @@ class RetryingClient:
                 )
                 self.sleep(delay)
         raise RetriesExhausted(
-            f"{self.service} unreachable for {method} {url}: {last_problem} "
+            f"{self.service}: {method} {url} failed: {last_problem} "
             f"after {attempts} attempt{'s' if attempts != 1 else ''}",
             url=url,
         )
