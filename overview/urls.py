@@ -7,5 +7,4 @@ app_name = "overview"
 urlpatterns = [
     path("", views.index, name="index"),
     path("problems/<int:pk>/", views.problem, name="problem"),
-    path("reports/<int:pk>/", views.report, name="report"),
 ]

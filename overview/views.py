@@ -1,11 +1,10 @@
 from __future__ import annotations
 
-from django.contrib.auth.decorators import login_required, permission_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
 from overview import selectors
-from overview.models import CrashReport, ErrorBucket
+from overview.models import ErrorBucket
 
 
 def index(request: HttpRequest) -> HttpResponse:
@@ -15,10 +14,3 @@ def index(request: HttpRequest) -> HttpResponse:
 def problem(request: HttpRequest, pk: int) -> HttpResponse:
     bucket = get_object_or_404(ErrorBucket, pk=pk)
     return render(request, "overview/problem.html", {"bucket": bucket})
-
-
-@login_required
-@permission_required("overview.view_crash_report_content", raise_exception=True)
-def report(request: HttpRequest, pk: int) -> HttpResponse:
-    crash = get_object_or_404(CrashReport.objects.select_related("bucket", "release"), pk=pk)
-    return render(request, "overview/report.html", {"report": crash})
