@@ -211,6 +211,8 @@ class LaunchpadSource:
             for binary in binaries:
                 if _percentage(binary) == percentage:
                     continue
+                # Retried like a read: the value is absolute, so a repeat after a lost answer
+                # sets the same percentage again (at worst one more history row).
                 self._http.request(
                     "POST",
                     self._checked_link(binary["self_link"]),
