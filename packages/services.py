@@ -414,11 +414,81 @@ def publication_supersede(
     return event
 
 
+POLICY_FIELDS = (
+    "start_percentage",
+    "step",
+    "interval",
+    "ceiling",
+    "schedule",
+    "quiet_weekend",
+    "min_time_at_percentage",
+    "min_previous_reports",
+)
+
+
+def policy_set(
+    *,
+    scope_release: Release | None = None,
+    scope_package: SourcePackage | None = None,
+    actor: AbstractBaseUser,
+    reason: str,
+    **fields: object,
+) -> Policy:
+    """Create or change the policy of a package, a release, or (neither) all updates.
+
+    The audit record is an admin LogEntry on the policy (its history page in the admin),
+    naming the actor, the reason and each field's old and new value; the controller reads
+    the new policy at its next tick.
+    """
+    from django.contrib.admin.models import ADDITION, CHANGE, LogEntry
+
+    reason = _reason_required(reason)
+    if scope_release is not None and scope_package is not None:
+        raise ValidationError("a policy is for a release or a package, not both")
+    unknown = sorted(set(fields) - set(POLICY_FIELDS))
+    if unknown:
+        raise ValidationError(f"not a policy setting: {', '.join(unknown)}")
+    with transaction.atomic():
+        policy = (
+            Policy.objects.select_for_update()
+            .filter(release=scope_release, source_package=scope_package)
+            .first()
+        )
+        created = policy is None
+        if policy is None:
+            policy = Policy(release=scope_release, source_package=scope_package)
+        before = {name: getattr(policy, name) for name in fields}
+        for name, value in fields.items():
+            setattr(policy, name, value)
+        try:
+            policy.rules()
+        except ValueError as error:
+            raise ValidationError(str(error)) from error
+        policy.full_clean(validate_unique=False, validate_constraints=False)
+        policy.save()
+        changes = [
+            f"{name} {before[name]!s} → {getattr(policy, name)!s}"
+            for name in fields
+            if created or before[name] != getattr(policy, name)
+        ]
+        verb = "Created" if created else "Changed"
+        message = f"{verb} {policy.scope_label}: {'; '.join(changes) or 'nothing'}. Reason: {reason}"
+        LogEntry.objects.log_actions(
+            user_id=actor.pk,
+            queryset=[policy],
+            action_flag=ADDITION if created else CHANGE,
+            change_message=message,
+            single_object=True,
+        )
+    return policy
+
+
 __all__ = [
     "Change",
     "TransitionError",
     "SourcePackage",
     "policy_resolve",
+    "policy_set",
     "policies_resolve_from",
     "publication_advance",
     "publication_halt",

@@ -1,0 +1,29 @@
+"""Who may see and do what. The one place that decides, so pages, admin and API agree."""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+
+CRASH_REPORT_CONTENT = "overview.view_crash_report_content"
+OVERRIDE_PROBLEM = "overview.override_problem"
+CHANGE_PHASING = "packages.change_phasing"
+
+
+def _has(user: AbstractBaseUser | AnonymousUser | None, perm: str) -> bool:
+    if user is None or not user.is_authenticated or not user.is_active:
+        return False
+    return bool(user.is_superuser or user.has_perm(perm))
+
+
+def can_read_crash_reports(user: AbstractBaseUser | AnonymousUser | None) -> bool:
+    """Stack traces, environments, package versions and system ids: triagers and superusers."""
+    return _has(user, CRASH_REPORT_CONTENT)
+
+
+def can_override_problems(user: AbstractBaseUser | AnonymousUser | None) -> bool:
+    return _has(user, OVERRIDE_PROBLEM)
+
+
+def can_change_phasing(user: AbstractBaseUser | AnonymousUser | None) -> bool:
+    """Pause, resume, halt, set, release, freeze and change policy: archive admins."""
+    return _has(user, CHANGE_PHASING)
