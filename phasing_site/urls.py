@@ -7,5 +7,6 @@ urlpatterns = [
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("", include("packages.urls")),
+    path("", include("overview.triage_urls")),
     path("", include("overview.urls")),
 ]
