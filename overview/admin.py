@@ -1,0 +1,174 @@
+"""Admin views of buckets, problems, overrides, notifications, sources and crash reports.
+
+All of it is read-only here: buckets, reports and problems come from the crash source and
+the controller, overrides are made on the triager pages (through overview.services), and
+emails are sent by the notification service. Crash reports are shown only to those who may
+read their content (overview.permissions); for anyone else the model is not in the admin.
+"""
+
+from __future__ import annotations
+
+from django.contrib import admin
+from django.core.exceptions import ValidationError
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from django.urls import reverse
+from django.utils.html import format_html
+
+from overview.models import (
+    CrashReport,
+    ErrorBucket,
+    Notification,
+    Override,
+    Problem,
+    SourceSync,
+)
+from overview.permissions import can_override_problems, can_read_crash_reports
+from overview.services.overrides import override_revoke
+from packages.admin import ReasonForm, action_with_reason, report_outcome
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    def get_readonly_fields(self, request: HttpRequest, obj=None) -> tuple[str, ...]:
+        return tuple(field.name for field in self.model._meta.concrete_fields)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+
+@admin.register(ErrorBucket)
+class ErrorBucketAdmin(ReadOnlyAdmin):
+    list_display = (
+        "__str__",
+        "source_package",
+        "first_seen",
+        "last_seen",
+        "retrace_failed",
+        "public_page",
+    )
+    list_filter = ("retrace_failed",)
+    search_fields = ("signature", "function", "source_package__name")
+    list_select_related = ("source_package",)
+
+    @admin.display(description="public page")
+    def public_page(self, obj: ErrorBucket) -> str:
+        return format_html('<a href="{}">problem {}</a>', obj.get_absolute_url(), obj.pk)
+
+
+@admin.register(CrashReport)
+class CrashReportAdmin(ReadOnlyAdmin):
+    list_display = (
+        "__str__",
+        "bucket",
+        "source_package",
+        "version",
+        "release",
+        "architecture",
+        "reported_at",
+    )
+    list_filter = ("release", "architecture")
+    search_fields = ("source_package__name", "version", "external_id")
+    list_select_related = ("bucket", "source_package", "release")
+    ordering = ("-reported_at", "-id")
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return can_read_crash_reports(request.user) and super().has_module_permission(request)
+
+    def has_view_permission(self, request: HttpRequest, obj=None) -> bool:
+        return can_read_crash_reports(request.user)
+
+    def view_on_site(self, obj: CrashReport) -> str:
+        return reverse("triage:report", args=[obj.pk])
+
+
+@admin.register(Problem)
+class ProblemAdmin(ReadOnlyAdmin):
+    list_display = (
+        "publication",
+        "kind",
+        "bucket",
+        "report_count",
+        "system_count",
+        "active",
+        "detected_at",
+    )
+    list_filter = ("kind", "active", "publication__release")
+    search_fields = ("publication__source_package__name", "bucket__signature")
+    list_select_related = ("publication__source_package", "publication__release", "bucket")
+
+
+@admin.register(Override)
+class OverrideAdmin(ReadOnlyAdmin):
+    list_display = (
+        "source_package",
+        "scope",
+        "problem",
+        "reason",
+        "created_by_name",
+        "created_at",
+        "revoked_at",
+    )
+    list_filter = ("kind", ("revoked_at", admin.EmptyFieldListFilter))
+    search_fields = ("source_package__name", "version", "reason")
+    list_select_related = ("source_package", "bucket")
+    actions = ("revoke",)
+
+    @admin.display(description="version")
+    def scope(self, obj: Override) -> str:
+        return obj.version or "all versions"
+
+    @admin.display(description="problem")
+    def problem(self, obj: Override) -> str:
+        return str(obj.bucket) if obj.bucket_id else Override.INCREASED_RATE
+
+    def has_override_problem_permission(self, request: HttpRequest) -> bool:
+        return can_override_problems(request.user)
+
+    @admin.action(description="Revoke the selected overrides", permissions=["override_problem"])
+    def revoke(self, request: HttpRequest, queryset: QuerySet[Override]):
+        overrides = list(queryset.select_related("source_package", "bucket"))
+
+        def perform(form) -> None:
+            done, failed = [], []
+            for override in overrides:
+                try:
+                    override_revoke(
+                        override=override, actor=request.user, reason=form.cleaned_data["reason"]
+                    )
+                except ValidationError as error:
+                    failed.append((override, error))
+                else:
+                    done.append(override)
+            report_outcome(self, request, "Revoked", done, failed)
+
+        return action_with_reason(
+            self,
+            request,
+            queryset,
+            action="revoke",
+            title="Revoke override",
+            explanation="The problem halts phasing again at the controller's next tick.",
+            form_class=ReasonForm,
+            perform=perform,
+            targets=overrides,
+            submit_label="Revoke",
+        )
+
+
+@admin.register(Notification)
+class NotificationAdmin(ReadOnlyAdmin):
+    list_display = ("subject", "person", "roles", "created_at", "sent_at", "error")
+    list_filter = (("sent_at", admin.EmptyFieldListFilter),)
+    search_fields = ("subject", "person__name", "person__email")
+    list_select_related = ("person",)
+
+
+@admin.register(SourceSync)
+class SourceSyncAdmin(ReadOnlyAdmin):
+    list_display = ("name", "kind", "last_attempt_at", "last_success_at", "last_error")
