@@ -6,7 +6,7 @@ from django.conf import settings
 from django.core import checks
 
 _PUBLICATION_SOURCES = {"simulator", "launchpad", "apt"}
-_CRASH_SOURCES = {"simulator", "errortracker"}
+_CRASH_SOURCES = {"simulator", "local", "errortracker"}
 
 
 @checks.register(checks.Tags.compatibility, deploy=True)

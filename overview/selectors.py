@@ -1,26 +1,327 @@
-"""Reads shaped for pages."""
+"""Reads shaped for the public pages, feeds and API.
+
+Each selector costs a fixed number of queries whatever the number of rows: forward keys
+with select_related, reverse ones prefetched into `to_attr` lists, which the helpers
+below read and never query again.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 
-from packages.models import ACTIVE_STATES, Publication, Release
+from django.db.models import Count, IntegerField, Max, Min, OuterRef, Prefetch, QuerySet, Subquery
+from django.db.models.functions import Coalesce
+
+from overview import apt_phasing
+from overview.models import CrashReport, ErrorBucket, Override, Problem, SourceSync
+from packages import policy as policy_rules
+from packages.models import (
+    ACTIVE_STATES,
+    EventKind,
+    HoldReason,
+    PhasingEvent,
+    PhasingState,
+    Publication,
+    Release,
+)
+from packages.selectors import PolicyMap, rules_for
+
+RECENTLY_COMPLETED_DAYS = 7
+
+
+# --- Publications in phasing --------------------------------------------------------------
+
+
+def _with_phasing_context(publications: QuerySet[Publication]) -> QuerySet[Publication]:
+    """What the problems and 'what happens next' cells need, prefetched for the page."""
+    return publications.select_related("release", "source_package").prefetch_related(
+        Prefetch(
+            "problems",
+            queryset=Problem.objects.filter(active=True).select_related("bucket").order_by("id"),
+            to_attr="active_problems",
+        ),
+        Prefetch(
+            "source_package__overrides",
+            queryset=Override.objects.filter(revoked_at__isnull=True),
+            to_attr="live_overrides",
+        ),
+        Prefetch(
+            "events",
+            queryset=PhasingEvent.objects.filter(
+                kind__in=(EventKind.PAUSED, EventKind.HALTED)
+            ).order_by("-created_at", "-id"),
+            to_attr="hold_events",
+        ),
+    )
+
+
+def active_publications() -> QuerySet[Publication]:
+    """Publications in phasing, paused or halted, with their sort keys annotated."""
+    last_event = PhasingEvent.objects.filter(publication=OuterRef("pk")).order_by(
+        "-created_at", "-id"
+    )
+    problem_count = (
+        Problem.objects.filter(publication=OuterRef("pk"), active=True)
+        .order_by()
+        .values("publication")
+        .annotate(n=Count("id"))
+        .values("n")
+    )
+    publications = Publication.objects.filter(state__in=ACTIVE_STATES).annotate(
+        last_change=Coalesce(Subquery(last_event.values("created_at")[:1]), "date_published"),
+        problem_count=Coalesce(Subquery(problem_count, output_field=IntegerField()), 0),
+    )
+    return _with_phasing_context(publications)
+
+
+@dataclass(frozen=True)
+class ProblemView:
+    problem: Problem
+    overridden: bool
+
+    @property
+    def title(self) -> str:
+        return str(self.problem)
+
+    @property
+    def url(self) -> str:
+        if self.problem.bucket_id is not None:
+            return self.problem.bucket.get_absolute_url()
+        return self.problem.web_link
+
+
+def problem_views(publication: Publication) -> list[ProblemView]:
+    """Active problems of a publication from `active_publications()`, each marked overridden."""
+    overrides = publication.source_package.live_overrides
+    return [
+        ProblemView(problem, any(o.covers(problem) for o in overrides))
+        for problem in publication.active_problems
+    ]
+
+
+@dataclass(frozen=True)
+class Outlook:
+    """What happens next to one update. Worded by overview_extras.outlook_lines."""
+
+    kind: str
+    now: datetime
+    percentage: int
+    detail: str = ""
+    next_percentage: int | None = None
+    next_at: datetime | None = None
+    full_at: datetime | None = None
+    since: datetime | None = None
+
+
+def _halt_detail(publication: Publication) -> str:
+    blocking = [view.title for view in problem_views(publication) if not view.overridden]
+    if blocking:
+        return ", ".join(blocking)
+    last_halt = next((e for e in publication.hold_events if e.kind == EventKind.HALTED), None)
+    if last_halt is not None and last_halt.actor_name != "controller":
+        return f"by {last_halt.actor_name}" + (f": {last_halt.reason}" if last_halt.reason else "")
+    return publication.hold_detail or (last_halt.reason if last_halt else "")
+
+
+def _pause_actor(publication: Publication) -> str:
+    last_pause = next((e for e in publication.hold_events if e.kind == EventKind.PAUSED), None)
+    if last_pause is not None:
+        return last_pause.actor_name
+    return publication.hold_detail
+
+
+def publication_outlook(
+    publication: Publication, *, rules: policy_rules.Rules, now: datetime
+) -> Outlook:
+    """Why an update holds, or when its next steps come under its policy."""
+    base = {"now": now, "percentage": publication.phased_update_percentage}
+    if publication.state == PhasingState.HALTED:
+        return Outlook("halted", detail=_halt_detail(publication), **base)
+    if publication.state == PhasingState.PAUSED:
+        return Outlook("paused", detail=_pause_actor(publication), **base)
+    if publication.state != PhasingState.PHASING:
+        return Outlook("complete", **base)
+    if publication.release.frozen:
+        return Outlook("release_frozen", detail=publication.release.frozen_reason, **base)
+    if publication.hold_reason == HoldReason.CRASH_DATA_UNAVAILABLE:
+        since = publication.crash_data_unavailable_since
+        return Outlook("crash_data_unavailable", since=since, **base)
+    if publication.hold_reason == HoldReason.NOT_ENOUGH_DATA:
+        return Outlook("not_enough_data", **base)
+    if publication.hold_reason == HoldReason.QUIET_WEEKEND:
+        return Outlook("quiet_weekend", **base)
+    steps = policy_rules.projected_steps(
+        rules,
+        percentage=publication.phased_update_percentage,
+        last_increase_at=publication.last_increase_at or publication.date_published,
+        now=now,
+    )
+    if not steps:
+        return Outlook("top", **base)
+    next_at, next_percentage = steps[0]
+    full_at = next((at for at, value in steps if value >= policy_rules.FULL), None)
+    return Outlook(
+        "advance", next_percentage=next_percentage, next_at=next_at, full_at=full_at, **base
+    )
 
 
 @dataclass
-class ReleaseGroup:
-    release: Release
-    publications: list[Publication]
+class ReleaseSummary:
+    release_id: int
+    codename: str
+    version: str
+    counts: list[tuple[int, int]] = field(default_factory=list)  # (percentage, how many)
+
+    @property
+    def total(self) -> int:
+        return sum(n for _, n in self.counts)
 
 
-def overview_by_release() -> list[ReleaseGroup]:
+def release_summaries(publications: QuerySet[Publication]) -> list[ReleaseSummary]:
+    """'3 at 90%, 5 at 80%, 2 at 0%' per release, newest release first: one query."""
+    rows = (
+        publications.order_by()
+        .values("release_id", "release__codename", "release__version", "phased_update_percentage")
+        .annotate(n=Count("id"))
+        .order_by("-release__version", "release_id", "-phased_update_percentage")
+    )
+    summaries: dict[int, ReleaseSummary] = {}
+    for row in rows:
+        summary = summaries.setdefault(
+            row["release_id"],
+            ReleaseSummary(row["release_id"], row["release__codename"], row["release__version"]),
+        )
+        summary.counts.append((row["phased_update_percentage"], row["n"]))
+    return list(summaries.values())
+
+
+def recently_completed(*, now: datetime, days: int = RECENTLY_COMPLETED_DAYS, limit: int = 100):
+    """Updates that reached 100% in the last `days` days, newest first."""
+    return list(
+        Publication.objects.filter(
+            state=PhasingState.COMPLETE, completed_at__gte=now - timedelta(days=days)
+        )
+        .select_related("release", "source_package")
+        .order_by("-completed_at", "-id")[:limit]
+    )
+
+
+def source_sync_rows() -> list[SourceSync]:
+    return list(SourceSync.objects.order_by("kind", "name"))
+
+
+# --- Problem (bucket) pages ---------------------------------------------------------------
+
+
+def public_buckets() -> QuerySet[ErrorBucket]:
+    return ErrorBucket.objects.select_related("source_package").order_by("-last_seen", "id")
+
+
+def bucket_report_counts(bucket: ErrorBucket) -> QuerySet:
+    """Reports and distinct systems per release, package and version: aggregates only."""
+    return (
+        CrashReport.objects.filter(bucket=bucket)
+        .order_by()
+        .values("release__codename", "release__version", "source_package__name", "version")
+        .annotate(
+            reports=Count("id"),
+            systems=Count("system_id", distinct=True),
+            first_reported=Min("reported_at"),
+            last_reported=Max("reported_at"),
+        )
+        .order_by("-release__version", "source_package__name", "-last_reported")
+    )
+
+
+def bucket_problems(bucket: ErrorBucket) -> QuerySet[Problem]:
+    """The publications this bucket is a problem of, each with the live overrides at hand."""
+    return (
+        Problem.objects.filter(bucket=bucket)
+        .select_related("publication__release", "publication__source_package", "bucket")
+        .prefetch_related(
+            Prefetch(
+                "publication__source_package__overrides",
+                queryset=Override.objects.filter(revoked_at__isnull=True),
+                to_attr="live_overrides",
+            )
+        )
+        .order_by("-publication__date_published", "id")
+    )
+
+
+def problem_override(problem: Problem) -> Override | None:
+    """The live override covering a problem from `bucket_problems()`, if any."""
+    overrides = problem.publication.source_package.live_overrides
+    return next((o for o in overrides if o.covers(problem)), None)
+
+
+# --- Is my machine in the phase? ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MachineRow:
+    publication: Publication
+    decision: apt_phasing.Decision
+    # When the percentage reaches this machine's draw; None when nobody can say.
+    included_at: datetime | None
+    # Why there is no time: "", "when phasing resumes", "not under the current policy".
+    waiting_for: str
+
+
+def machine_publications(*, release: Release | None) -> QuerySet[Publication]:
     publications = (
         Publication.objects.filter(state__in=ACTIVE_STATES)
         .select_related("release", "source_package")
-        .order_by("-release__version", "source_package__name", "version")
+        .order_by("-release__version", "source_package__name", "version", "id")
     )
-    groups: dict[int, ReleaseGroup] = {}
+    if release is not None:
+        publications = publications.filter(release=release)
+    return publications
+
+
+def machine_rows(
+    publications: list[Publication], *, machine_id: str, policies: PolicyMap, now: datetime
+) -> list[MachineRow]:
+    """apt's decision for this machine on each publication, and when it will be included."""
+    rows = []
     for publication in publications:
-        group = groups.setdefault(publication.release_id, ReleaseGroup(publication.release, []))
-        group.publications.append(publication)
-    return list(groups.values())
+        decision = apt_phasing.decide(
+            publication.source_package.name,
+            publication.version,
+            machine_id,
+            publication.phased_update_percentage,
+        )
+        included_at, waiting_for = None, ""
+        if decision.included:
+            included_at = now
+        elif publication.state in (PhasingState.HALTED, PhasingState.PAUSED):
+            waiting_for = "when phasing resumes"
+        elif publication.release.frozen:
+            waiting_for = "when the release is unfrozen"
+        else:
+            included_at = policy_rules.time_to_reach(
+                rules_for(policies, publication),
+                percentage=publication.phased_update_percentage,
+                last_increase_at=publication.last_increase_at or publication.date_published,
+                now=now,
+                target=decision.included_from_percentage,
+            )
+            if included_at is None:
+                waiting_for = "not under the current policy"
+        rows.append(MachineRow(publication, decision, included_at, waiting_for))
+    return rows
+
+
+# --- Feeds ----------------------------------------------------------------------------------
+
+
+def phasing_events(*, release: Release | None, kinds: tuple[str, ...] = (), limit: int = 50):
+    events = PhasingEvent.objects.select_related(
+        "publication__release", "publication__source_package"
+    ).order_by("-created_at", "-id")
+    if kinds:
+        events = events.filter(kind__in=kinds)
+    if release is not None:
+        events = events.filter(publication__release=release)
+    return list(events[:limit])

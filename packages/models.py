@@ -212,8 +212,6 @@ class Publication(models.Model):
     hold_reason = models.CharField(max_length=30, choices=HoldReason.choices, blank=True)
     hold_detail = models.CharField(max_length=500, blank=True)
     crash_data_unavailable_since = models.DateTimeField(null=True, blank=True)
-    crash_data_checked_at = models.DateTimeField(null=True, blank=True)
-    controller_checked_at = models.DateTimeField(null=True, blank=True)
 
     # Where the record came from, and whether the source holds our percentage.
     source_name = models.CharField(max_length=40, default="simulator")

@@ -10,7 +10,9 @@ many publications in one tick through `publications_apply`, which shares the sam
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -158,9 +160,30 @@ _SAVED_FIELDS = (
 )
 
 
+_deferred_write_back: ContextVar[list[int] | None] = ContextVar("deferred_write_back", default=None)
+
+
+@contextmanager
+def write_back_deferred() -> Iterator[list[int]]:
+    """Collect the events to write back instead of queueing a task per commit.
+
+    For bulk work (seeding a demo, replaying the past) that writes back once at the end.
+    """
+    collected: list[int] = []
+    token = _deferred_write_back.set(collected)
+    try:
+        yield collected
+    finally:
+        _deferred_write_back.reset(token)
+
+
 def _queue_write_back(events: Iterable[PhasingEvent]) -> None:
     ids = [event.pk for event in events if event.write_back == WriteBack.PENDING]
     if not ids:
+        return
+    deferred = _deferred_write_back.get()
+    if deferred is not None:
+        deferred.extend(ids)
         return
 
     def enqueue() -> None:
@@ -472,7 +495,9 @@ def policy_set(
             if created or before[name] != getattr(policy, name)
         ]
         verb = "Created" if created else "Changed"
-        message = f"{verb} {policy.scope_label}: {'; '.join(changes) or 'nothing'}. Reason: {reason}"
+        message = (
+            f"{verb} {policy.scope_label}: {'; '.join(changes) or 'nothing'}. Reason: {reason}"
+        )
         LogEntry.objects.log_actions(
             user_id=actor.pk,
             queryset=[policy],
@@ -486,7 +511,6 @@ def policy_set(
 __all__ = [
     "Change",
     "TransitionError",
-    "SourcePackage",
     "policy_resolve",
     "policy_set",
     "policies_resolve_from",

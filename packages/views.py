@@ -1,12 +1,46 @@
+"""The publishing-history page of a source package."""
+
 from __future__ import annotations
 
+from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import render
+from django.utils import timezone
 
-from packages.models import SourcePackage
+from packages import selectors
+from packages.models import Release, SourcePackage
+
+PUBLICATIONS_PAGE_SIZE = 30
+EVENTS_PAGE_SIZE = 50
 
 
 def history(request: HttpRequest, name: str) -> HttpResponse:
-    package = get_object_or_404(SourcePackage, name=name)
-    publications = package.publications.select_related("release").order_by("-date_published")
-    return render(request, "packages/history.html", {"package": package, "publications": publications})
+    package = SourcePackage.objects.filter(name=name).first()
+    if package is None:
+        context = {"name": name, "suggestions": selectors.close_package_names(name)}
+        return render(request, "packages/unknown_package.html", context, status=404)
+
+    releases = list(Release.objects.filter(publications__source_package=package).distinct())
+    codename = request.GET.get("release") or ""
+    release = next((r for r in releases if r.codename == codename), None)
+    if codename and release is None:
+        context = {"package": package, "releases": releases, "unknown_release": codename}
+        return render(request, "packages/history.html", context, status=404)
+
+    now = timezone.now()
+    publications = Paginator(
+        selectors.history_publications(package=package, release=release), PUBLICATIONS_PAGE_SIZE
+    ).get_page(request.GET.get("page"))
+    events = Paginator(
+        selectors.history_events(package=package, release=release), EVENTS_PAGE_SIZE
+    ).get_page(request.GET.get("events-page"))
+    context = {
+        "package": package,
+        "releases": releases,
+        "release": release,
+        "publications": publications,
+        "series": selectors.chart_series(list(publications)),
+        "events": events,
+        "now": now,
+    }
+    return render(request, "packages/history.html", context)

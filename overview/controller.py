@@ -1,0 +1,329 @@
+"""The phasing controller: one tick advances, holds or halts every update in phasing.
+
+The rules are those of docs/design.md ("The controller"), in this order for each
+publication in phasing, paused or halted:
+
+1. Crash data could not be fetched: hold, record since when. Never advance blind.
+2. A problem that no live override covers: dial to 0%, halt, email signer, uploader
+   and sponsor once.
+3. Paused by a person, or halted: hold. Only a person lifts either.
+4. Release frozen: hold.
+5. Policy: one step when the last increase is at least one interval old (one step per
+   tick, so catching up after downtime never jumps), unless the policy wants more data
+   first or the quiet weekend forbids reaching 100%.
+6. At 100%: complete.
+
+Crash data is fetched before the transaction (it may be HTTP); the decisions are taken
+and written in one short transaction over rows locked with SELECT ... FOR UPDATE, so a
+second tick at the same time waits, then sees the first one's result and does nothing
+twice. The number of queries does not grow with the number of publications.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db import transaction
+from django.utils import timezone
+
+from overview.models import Override, Problem, ProblemKind
+from overview.services.crashes import problems_record
+from overview.services.notifications import halt_notifications_create
+from overview.sources import crash_source as configured_crash_source
+from overview.sources.base import CrashAnswer, CrashQuery, CrashSource
+from packages import policy as policy_rules
+from packages.models import (
+    ACTIVE_STATES,
+    EventKind,
+    HoldReason,
+    PhasingState,
+    Pocket,
+    Policy,
+    Publication,
+)
+from packages.services import Change, policies_resolve_from, publications_apply
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Decision:
+    publication_id: int
+    label: str
+    action: str  # advance, complete, halt, hold
+    detail: str
+    old_percentage: int
+    new_percentage: int
+    hold_reason: str = ""
+
+    def __str__(self) -> str:
+        if self.action in ("advance", "complete"):
+            return f"{self.label}: {self.action} {self.old_percentage}→{self.new_percentage} ({self.detail})"
+        return f"{self.label}: {self.action}: {self.detail}"
+
+
+def _label(publication: Publication) -> str:
+    return f"{publication.release.codename} {publication.source_package.name} {publication.version}"
+
+
+def _query(publication: Publication) -> CrashQuery:
+    return CrashQuery(
+        release=publication.release.codename,
+        source_package=publication.source_package.name,
+        version=publication.version,
+        previous_version=publication.previous_version,
+        percentage=publication.phased_update_percentage,
+    )
+
+
+def _covered(
+    problem: Problem, publication: Publication, overrides: list[Override]
+) -> Override | None:
+    for override in overrides:
+        if override.kind != problem.kind:
+            continue
+        if override.version and override.version != publication.version:
+            continue
+        if problem.kind == ProblemKind.INCREASED_RATE or override.bucket_id == problem.bucket_id:
+            return override
+    return None
+
+
+def describe_problem(problem: Problem) -> str:
+    if problem.kind == ProblemKind.INCREASED_RATE:
+        return f"increased crash rate ({problem.report_count} today, {problem.difference:+.1f} over the baseline)"
+    return f"new bucket {problem.bucket} ({problem.system_count} systems, {problem.report_count} reports)"
+
+
+def _fetch_answers(
+    source: CrashSource, queries: list[CrashQuery], now: datetime
+) -> dict[CrashQuery, CrashAnswer]:
+    try:
+        answers = source.problems(queries, now=now)
+    except Exception as exc:  # one broken source must not stop the tick: every update holds
+        log.exception("crash source %s failed", getattr(source, "name", source))
+        return {q: CrashAnswer(error=f"crash data unavailable: {exc}") for q in queries}
+    return {
+        q: answers.get(q) or CrashAnswer(error="crash data unavailable: no answer") for q in queries
+    }
+
+
+def tick(
+    *,
+    now: datetime | None = None,
+    dry_run: bool = False,
+    crash_source: CrashSource | None = None,
+) -> list[Decision]:
+    """Run one controller tick at `now`; with dry_run, decide and report but change nothing."""
+    now = now or timezone.now()
+    source = crash_source or configured_crash_source()
+    candidates = list(
+        Publication.objects.filter(state__in=ACTIVE_STATES, pocket=Pocket.UPDATES).select_related(
+            "release", "source_package"
+        )
+    )
+    queries = {p.pk: _query(p) for p in candidates}
+    answers = _fetch_answers(source, list(dict.fromkeys(queries.values())), now)
+
+    with transaction.atomic():
+        locked = list(
+            Publication.objects.select_for_update(of=("self",))
+            .filter(pk__in=queries, state__in=ACTIVE_STATES)
+            .select_related("release", "source_package", "signer", "uploader", "sponsor")
+            .order_by("pk")
+        )
+        decisions = _decide_all(locked, queries, answers, now=now)
+        if dry_run:
+            transaction.set_rollback(True)
+    return decisions
+
+
+def _decide_all(
+    publications: list[Publication],
+    queries: dict[int, CrashQuery],
+    answers: dict[CrashQuery, CrashAnswer],
+    *,
+    now: datetime,
+) -> list[Decision]:
+    policies = {(p.release_id, p.source_package_id): p for p in Policy.objects.all()}
+    answered = {
+        p.pk: answers[queries[p.pk]].problems
+        for p in publications
+        if p.pk in queries and not answers[queries[p.pk]].error
+    }
+    problems = problems_record(answered, now=now)
+    overrides: dict[int, list[Override]] = defaultdict(list)
+    for override in Override.objects.filter(
+        source_package_id__in={p.source_package_id for p in publications}, revoked_at__isnull=True
+    ):
+        overrides[override.source_package_id].append(override)
+
+    decisions: list[Decision] = []
+    changes: list[tuple[Publication, Change]] = []
+    holds: list[Publication] = []
+    halted: list[tuple[Publication, list[Problem]]] = []
+    for publication in publications:
+        answer = answers.get(queries.get(publication.pk)) or CrashAnswer(error="not queried")
+        rules = policies_resolve_from(
+            policies,
+            release_id=publication.release_id,
+            source_package_id=publication.source_package_id,
+        )
+        try:
+            decision, change, blocking = _decide(
+                publication, rules, answer, problems.get(publication.pk, []), overrides, now
+            )
+        except Exception:  # one broken publication never stops the tick for the others
+            log.exception("controller could not decide for %s", _label(publication))
+            continue
+        decisions.append(decision)
+        if change is not None:
+            changes.append((publication, change))
+            if decision.action == "halt":
+                halted.append((publication, blocking))
+        elif _hold_fields_changed(publication):
+            holds.append(publication)
+    events = publications_apply(changes, now=now)
+    if holds:
+        Publication.objects.bulk_update(
+            holds,
+            _HOLD_FIELDS,
+            batch_size=500,
+        )
+    halt_events = {e.publication_id: e for e in events if e.kind == EventKind.HALTED}
+    halt_notifications_create(
+        [(publication, halt_events[publication.pk], blocking) for publication, blocking in halted],
+        now=now,
+    )
+    return decisions
+
+
+_HOLD_FIELDS = ("hold_reason", "hold_detail", "crash_data_unavailable_since")
+
+
+def _remember_hold_fields(publication: Publication) -> None:
+    publication._loaded_hold = tuple(getattr(publication, f) for f in _HOLD_FIELDS)
+
+
+def _hold_fields_changed(publication: Publication) -> bool:
+    return getattr(publication, "_loaded_hold", None) != tuple(
+        getattr(publication, f) for f in _HOLD_FIELDS
+    )
+
+
+def _hold(publication: Publication, reason: str, detail: str) -> tuple[Decision, None, list]:
+    publication.hold_reason, publication.hold_detail = reason, detail[:500]
+    decision = Decision(
+        publication.pk,
+        _label(publication),
+        "hold",
+        f"{HoldReason(reason).label.lower()}{': ' + detail if detail else ''}",
+        publication.phased_update_percentage,
+        publication.phased_update_percentage,
+        reason,
+    )
+    return decision, None, []
+
+
+def _decide(
+    publication: Publication,
+    rules: policy_rules.Rules,
+    answer: CrashAnswer,
+    problems: list[Problem],
+    overrides: dict[int, list[Override]],
+    now: datetime,
+) -> tuple[Decision, Change | None, list[Problem]]:
+    _remember_hold_fields(publication)
+    percentage = publication.phased_update_percentage
+
+    if answer.error:
+        publication.crash_data_unavailable_since = publication.crash_data_unavailable_since or now
+        since = publication.crash_data_unavailable_since
+        return _hold(
+            publication,
+            HoldReason.CRASH_DATA_UNAVAILABLE,
+            f"{answer.error} (since {since:%Y-%m-%d %H:%M} UTC)",
+        )
+    publication.crash_data_unavailable_since = None
+
+    live = overrides.get(publication.source_package_id, [])
+    blocking = [p for p in problems if _covered(p, publication, live) is None]
+    if blocking and publication.state in (PhasingState.PHASING, PhasingState.PAUSED):
+        reason = "; ".join(describe_problem(p) for p in blocking)
+        change = Change(
+            EventKind.HALTED,
+            percentage=0,
+            state=PhasingState.HALTED,
+            reason=f"halted on problems: {reason}",
+            hold_reason=HoldReason.PROBLEMS,
+            hold_detail=reason,
+        )
+        decision = Decision(
+            publication.pk, _label(publication), "halt", reason, percentage, 0, HoldReason.PROBLEMS
+        )
+        return decision, change, blocking
+
+    if publication.state == PhasingState.PAUSED:
+        return _hold(
+            publication, HoldReason.PAUSED, publication.hold_detail or "paused by a person"
+        )
+    if publication.state == PhasingState.HALTED:
+        reason = publication.hold_reason or HoldReason.PROBLEMS
+        return _hold(publication, reason, publication.hold_detail)
+    if publication.release.frozen:
+        return _hold(publication, HoldReason.RELEASE_FROZEN, publication.release.frozen_reason)
+
+    target = policy_rules.next_percentage(rules, percentage)
+    if target is None:
+        if percentage >= policy_rules.FULL:
+            change = Change(EventKind.COMPLETED, state=PhasingState.COMPLETE, reason="at 100%")
+            return (
+                Decision(
+                    publication.pk,
+                    _label(publication),
+                    "complete",
+                    "at 100%",
+                    percentage,
+                    percentage,
+                ),
+                change,
+                [],
+            )
+        return _hold(
+            publication, HoldReason.WAITING, f"at the policy's ceiling of {rules.ceiling}%"
+        )
+    last = publication.last_increase_at or publication.date_published
+    due = last + rules.interval
+    if now < due:
+        return _hold(publication, HoldReason.WAITING, f"→ {target}% at {due:%Y-%m-%d %H:%M} UTC")
+    if rules.min_time_at_percentage and now - last < rules.min_time_at_percentage:
+        return _hold(
+            publication,
+            HoldReason.NOT_ENOUGH_DATA,
+            f"less than {rules.min_time_at_percentage} at {percentage}%",
+        )
+    if rules.min_previous_reports and (answer.previous_reports or 0) < rules.min_previous_reports:
+        return _hold(
+            publication,
+            HoldReason.NOT_ENOUGH_DATA,
+            f"{answer.previous_reports or 0} reports of {publication.previous_version or 'the previous version'}, "
+            f"policy wants {rules.min_previous_reports} to compare with",
+        )
+    if rules.quiet_weekend and target >= policy_rules.FULL and policy_rules.in_quiet_weekend(now):
+        return _hold(publication, HoldReason.QUIET_WEEKEND, "100% waits until Monday 12:00 UTC")
+
+    kind = EventKind.COMPLETED if target >= policy_rules.FULL else EventKind.ADVANCED
+    overridden = [p for p in problems if p not in blocking]
+    detail = "no problems" if not overridden else f"{len(overridden)} overridden problem(s)"
+    change = Change(
+        kind, percentage=target, reason=f"{detail}: {percentage}% → {target}%", hold_reason=""
+    )
+    action = "complete" if kind == EventKind.COMPLETED else "advance"
+    return (
+        Decision(publication.pk, _label(publication), action, detail, percentage, target),
+        change,
+        [],
+    )

@@ -1,0 +1,181 @@
+"""Fill the database from the simulator by replaying the recent past through the controller.
+
+The histories on the pages are the controller's own: the simulated archive is synced and
+the real controller ticks hour by hour over the last days, halting the updates whose
+crash reports show a regression. A false alarm is overridden by the demo triager and
+resumed by the demo archive admin, as people would. Re-running continues from where the
+last run stopped, so nothing is made twice.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import timedelta
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandParser
+from django.db.models import Q
+from django.test.utils import override_settings
+from django.utils import timezone
+from tqdm import tqdm
+
+from overview import controller
+from overview.models import ProblemKind, SourceSync
+from overview.roles import ARCHIVE_ADMINS, TRIAGERS
+from overview.services.overrides import override_create
+from overview.services.sync import crashes_sync, publications_sync
+from overview.services.writeback import percentages_write_back
+from overview.sources.local import LocalCrashSource
+from overview.sources.simulator import Simulator
+from packages.models import PhasingState, Publication
+from packages.services import publication_resume, write_back_deferred
+
+REPLAY = "seed_demo:replay"
+
+
+def packages_for(publications: int, *, releases: int, mean_days: float) -> int:
+    """Packages needed for about `publications` updates in phasing at once.
+
+    An update is in phasing for about two and a half days (54 hours, plus halts), so a
+    release holds about packages × 2.5 / mean_days of them.
+    """
+    return max(50, math.ceil(publications * mean_days / (2.5 * releases)))
+
+
+class Command(BaseCommand):
+    help = "Seed a demo archive from the simulator (safe to re-run)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--seed", type=int, default=1)
+        parser.add_argument(
+            "--publications", type=int, default=0, help="aim for this many in phasing"
+        )
+        parser.add_argument("--days", type=int, default=10, help="days of history to replay")
+        parser.add_argument(
+            "--step-hours", type=int, default=1, help="hours between replayed ticks"
+        )
+        parser.add_argument(
+            "--mean-days", type=float, default=40.0, help="mean days between updates of a package"
+        )
+        parser.add_argument(
+            "--if-empty", action="store_true", help="do nothing when publications exist"
+        )
+
+    def handle(self, *args, **options) -> None:
+        if options["if_empty"] and Publication.objects.exists():
+            self.stdout.write("The database already has publications; nothing seeded.")
+            return
+        releases = 6
+        packages = (
+            packages_for(options["publications"], releases=releases, mean_days=options["mean_days"])
+            if options["publications"]
+            else 300
+        )
+        simulator = Simulator(
+            seed=options["seed"], packages=packages, mean_days_between_updates=options["mean_days"]
+        )
+        now = timezone.now().replace(minute=0, second=0, microsecond=0)
+        done = SourceSync.objects.filter(name=REPLAY).first()
+        start = (
+            done.last_success_at
+            if done and done.last_success_at
+            else now - timedelta(days=options["days"])
+        )
+        if start >= now:
+            self.stdout.write("The demo is up to date; nothing to replay.")
+            return
+        self.stdout.write(
+            f"Simulated archive: seed {options['seed']}, {packages} packages × {releases} releases"
+        )
+
+        with (
+            override_settings(EMAIL_BACKEND="django.core.mail.backends.locmem.EmailBackend"),
+            write_back_deferred() as pending,
+        ):
+            self._replay(simulator, start, now, step=timedelta(hours=options["step_hours"]))
+            percentages_write_back(event_ids=pending, source=simulator)
+        SourceSync.objects.update_or_create(
+            name=REPLAY, defaults={"kind": "demo", "last_attempt_at": now, "last_success_at": now}
+        )
+        active = Publication.objects.filter(
+            state__in=(PhasingState.PHASING, PhasingState.PAUSED, PhasingState.HALTED)
+        ).count()
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"Seeded: {Publication.objects.count()} publications, {active} in phasing."
+            )
+        )
+
+    def _replay(self, simulator: Simulator, start, now, *, step: timedelta) -> None:
+        crashes = LocalCrashSource(feed=simulator)
+        publications_sync(simulator, now=start)
+        with tqdm(desc="crash reports", unit=" reports", file=self.stderr) as bar:
+            crashes_sync(crashes, since=start - timedelta(days=15), now=now, progress=bar.update)
+        triager = get_user_model().objects.filter(groups__name=TRIAGERS).first()
+        admin = (
+            get_user_model()
+            .objects.filter(Q(groups__name=ARCHIVE_ADMINS) | Q(is_superuser=True))
+            .first()
+        )
+        steps = int((now - start) / step)
+        moment = start
+        with tqdm(
+            total=steps, desc="replaying the controller", unit=" ticks", file=self.stderr
+        ) as bar:
+            while moment < now:
+                moment = min(moment + step, now)
+                publications_sync(simulator, now=moment, since=moment - step - timedelta(hours=1))
+                decisions = controller.tick(now=moment, crash_source=crashes)
+                halts = [d for d in decisions if d.action == "halt"]
+                if halts and triager and admin:
+                    self._triage_false_alarms(simulator, halts, triager, admin, moment)
+                bar.update(1)
+
+    def _triage_false_alarms(self, simulator, halts, triager, admin, moment) -> None:
+        """A triager finds the halt was not caused by the update, overrides it; phasing resumes.
+
+        The simulator knows the truth: a false alarm's bucket, or a rise in crashes of an
+        update that carries no regression (crash counts are noisy when they are small).
+        """
+        publications = Publication.objects.filter(
+            pk__in=[d.publication_id for d in halts]
+        ).select_related("release", "source_package")
+        releases = {r.codename: r for r in simulator.releases()}
+        for publication in publications:
+            uploads = simulator.timeline(
+                releases[publication.release.codename],
+                publication.source_package.name,
+                until=moment,
+            )
+            upload = next((u for u in uploads if u.version == publication.version), None)
+            truth = upload.regression.kind if upload and upload.regression else None
+            if upload is None or truth in ("new_bucket", "increased_rate"):
+                continue
+            innocent = {simulator.regression_bucket(upload)[0]} if truth == "false_alarm" else set()
+            problems = list(publication.problems.filter(active=True).select_related("bucket"))
+            if any(
+                p.kind == ProblemKind.NEW_BUCKET and p.bucket.signature not in innocent
+                for p in problems
+            ):
+                continue
+            later = moment + timedelta(minutes=40)
+            for problem in problems:
+                override_create(
+                    source_package=publication.source_package,
+                    version=publication.version,
+                    kind=problem.kind,
+                    bucket=problem.bucket,
+                    actor=triager,
+                    reason=(
+                        "Same crash is reported against the previous version; not caused by this update."
+                        if problem.kind == ProblemKind.NEW_BUCKET
+                        else "Rise is within the noise of a package that rarely crashes."
+                    ),
+                    now=later,
+                )
+            publication_resume(
+                publication=publication,
+                actor=admin,
+                reason="Problems overridden by a triager; resuming phasing.",
+                now=later + timedelta(minutes=5),
+            )

@@ -1,0 +1,327 @@
+"""Crash reports into the database, in bulk; problems of publications from crash answers."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from itertools import islice
+
+from django.db import transaction
+from django.db.models import Count, Max, Min
+from django.db.models.functions import TruncDate
+
+from overview.models import CrashCounter, CrashReport, ErrorBucket, Problem, ProblemKind
+from overview.sources.base import CrashReportRecord, ProblemRecord
+from packages.models import Release, SourcePackage
+
+log = logging.getLogger(__name__)
+
+BATCH = 5000
+
+
+@dataclass
+class IngestSummary:
+    received: int = 0
+    inserted: int = 0
+    duplicates: int = 0
+    skipped: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+def _valid(record: CrashReportRecord, releases: dict[str, int]) -> str:
+    """Why a record cannot be kept, or '' when it can."""
+    if not isinstance(record, CrashReportRecord):
+        return "not a crash report record"
+    if record.release not in releases:
+        return f"unknown release {record.release!r}"
+    for name in ("external_id", "signature", "source_package", "version", "system_id"):
+        value = getattr(record, name)
+        if not isinstance(value, str) or not value:
+            return f"missing {name}"
+    if not isinstance(record.reported_at, datetime) or record.reported_at.tzinfo is None:
+        return "reported_at is not an aware datetime"
+    return ""
+
+
+def crash_reports_ingest(
+    records: Iterable[CrashReportRecord],
+    *,
+    progress: Callable[[int], None] | None = None,
+) -> IngestSummary:
+    """Store reports (skipping known ones) and bring buckets and daily counters up to date.
+
+    Safe to re-run over the same records: external ids are unique, counters are
+    recounted from the stored reports rather than incremented.
+    """
+    summary = IngestSummary()
+    releases = dict(Release.objects.values_list("codename", "id"))
+    iterator = iter(records)
+    while batch := list(islice(iterator, BATCH)):
+        summary.received += len(batch)
+        kept = []
+        for record in batch:
+            why = _valid(record, releases)
+            if why:
+                summary.skipped += 1
+                log.warning("skipped crash report %r: %s", getattr(record, "external_id", "?"), why)
+                continue
+            kept.append(record)
+        inserted = _ingest_batch(kept, releases)
+        summary.inserted += inserted
+        summary.duplicates += len(kept) - inserted
+        if progress:
+            progress(len(batch))
+    return summary
+
+
+def _ingest_batch(records: Sequence[CrashReportRecord], releases: dict[str, int]) -> int:
+    if not records:
+        return 0
+    with transaction.atomic():
+        known = set(
+            CrashReport.objects.filter(
+                external_id__in=[r.external_id for r in records]
+            ).values_list("external_id", flat=True)
+        )
+        fresh = list({r.external_id: r for r in records if r.external_id not in known}.values())
+        if not fresh:
+            return 0
+        packages = _ids_for(SourcePackage, "name", {r.source_package for r in fresh})
+        buckets = _buckets_for(fresh, packages)
+        CrashReport.objects.bulk_create(
+            [
+                CrashReport(
+                    bucket_id=buckets[r.signature],
+                    source_package_id=packages[r.source_package],
+                    version=r.version,
+                    release_id=releases[r.release],
+                    architecture=r.architecture[:20],
+                    reported_at=r.reported_at,
+                    system_id=r.system_id[:64],
+                    stack_trace=r.stack_trace,
+                    environment=r.environment,
+                    package_versions=r.package_versions,
+                    from_proposed=r.from_proposed,
+                    automated_testing=r.automated_testing,
+                    external_id=r.external_id,
+                )
+                for r in fresh
+            ],
+            batch_size=1000,
+            ignore_conflicts=True,
+        )
+        _recount(fresh, releases, packages)
+        _touch_buckets(buckets.values())
+    return len(fresh)
+
+
+def _ids_for(model, field_name: str, values: set[str]) -> dict[str, int]:
+    model.objects.bulk_create(
+        [model(**{field_name: value}) for value in values], ignore_conflicts=True, batch_size=1000
+    )
+    return dict(model.objects.filter(**{f"{field_name}__in": values}).values_list(field_name, "id"))
+
+
+def _buckets_for(records: Sequence[CrashReportRecord], packages: dict[str, int]) -> dict[str, int]:
+    firsts: dict[str, CrashReportRecord] = {}
+    for record in records:
+        firsts.setdefault(record.signature, record)
+    ErrorBucket.objects.bulk_create(
+        [
+            ErrorBucket(
+                signature=signature,
+                function=record.function[:500],
+                web_link=record.web_link,
+                source_package_id=packages[record.source_package],
+                retrace_failed=record.retrace_failed,
+                first_seen=record.reported_at,
+                last_seen=record.reported_at,
+            )
+            for signature, record in firsts.items()
+        ],
+        ignore_conflicts=True,
+        batch_size=1000,
+    )
+    return dict(ErrorBucket.objects.filter(signature__in=firsts).values_list("signature", "id"))
+
+
+def _recount(
+    records: Sequence[CrashReportRecord], releases: dict[str, int], packages: dict[str, int]
+) -> None:
+    """Daily counters, as the error tracker keeps them: automated testing never counts."""
+    keys = {
+        (releases[r.release], packages[r.source_package], r.version)
+        for r in records
+        if not r.automated_testing and not r.from_proposed
+    }
+    if not keys:
+        return
+    days = {r.reported_at.date() for r in records}
+    rows = (
+        CrashReport.objects.filter(
+            release_id__in={k[0] for k in keys},
+            source_package_id__in={k[1] for k in keys},
+            version__in={k[2] for k in keys},
+            automated_testing=False,
+            from_proposed=False,
+            reported_at__date__gte=min(days),
+            reported_at__date__lte=max(days),
+        )
+        .annotate(day=TruncDate("reported_at"))
+        .values("release_id", "source_package_id", "version", "day")
+        .annotate(n=Count("id"))
+    )
+    counters = [
+        CrashCounter(
+            release_id=row["release_id"],
+            source_package_id=row["source_package_id"],
+            version=row["version"],
+            day=row["day"],
+            count=row["n"],
+        )
+        for row in rows
+        if (row["release_id"], row["source_package_id"], row["version"]) in keys
+    ]
+    CrashCounter.objects.bulk_create(
+        counters,
+        update_conflicts=True,
+        unique_fields=("release", "source_package", "version", "day"),
+        update_fields=("count",),
+        batch_size=1000,
+    )
+
+
+def _touch_buckets(bucket_ids: Iterable[int]) -> None:
+    ids = list(bucket_ids)
+    spans = (
+        CrashReport.objects.filter(bucket_id__in=ids)
+        .values("bucket_id")
+        .annotate(first=Min("reported_at"), last=Max("reported_at"))
+    )
+    buckets = [
+        ErrorBucket(id=s["bucket_id"], first_seen=s["first"], last_seen=s["last"]) for s in spans
+    ]
+    ErrorBucket.objects.bulk_update(buckets, ("first_seen", "last_seen"), batch_size=1000)
+
+
+def problems_record(
+    answers: dict[int, Sequence[ProblemRecord]], *, now: datetime
+) -> dict[int, list[Problem]]:
+    """Bring each publication's problems in line with its latest crash answer.
+
+    `answers` maps publication id → problems reported now. New ones are created,
+    known ones refreshed, ones no longer reported marked inactive (never deleted:
+    a halt's reasons stay visible). Returns publication id → its active problems.
+    Runs in the caller's transaction, in a fixed number of queries.
+    """
+    signatures = {p.signature for problems in answers.values() for p in problems if p.signature}
+    buckets = {b.signature: b for b in ErrorBucket.objects.filter(signature__in=signatures)}
+    missing = [
+        ErrorBucket(
+            signature=p.signature,
+            function=p.function[:500],
+            web_link=p.web_link,
+            first_seen=now,
+            last_seen=now,
+        )
+        for problems in answers.values()
+        for p in problems
+        if p.signature and p.signature not in buckets
+    ]
+    if missing:
+        ErrorBucket.objects.bulk_create(
+            list({b.signature: b for b in missing}.values()), ignore_conflicts=True
+        )
+        buckets = {b.signature: b for b in ErrorBucket.objects.filter(signature__in=signatures)}
+    links = [
+        buckets[p.signature]
+        for problems in answers.values()
+        for p in problems
+        if p.signature and p.web_link and buckets[p.signature].web_link != p.web_link
+    ]
+    for problems in answers.values():
+        for p in problems:
+            if p.signature and p.web_link:
+                buckets[p.signature].web_link = p.web_link
+    if links:
+        ErrorBucket.objects.bulk_update(links, ("web_link",))
+
+    existing: dict[tuple[int, str, int | None], Problem] = {
+        (p.publication_id, p.kind, p.bucket_id): p
+        for p in Problem.objects.filter(publication_id__in=answers).select_related("bucket")
+    }
+    to_create, to_update = [], []
+    seen: set[tuple[int, str, int | None]] = set()
+    for publication_id, problems in answers.items():
+        for record in problems:
+            bucket = (
+                buckets.get(record.signature) if record.kind == ProblemKind.NEW_BUCKET else None
+            )
+            key = (publication_id, record.kind, bucket.id if bucket else None)
+            if key in seen:
+                continue
+            seen.add(key)
+            problem = existing.get(key)
+            if problem is None:
+                to_create.append(
+                    Problem(
+                        publication_id=publication_id,
+                        kind=record.kind,
+                        bucket=bucket,
+                        web_link=record.web_link,
+                        report_count=record.report_count,
+                        system_count=record.system_count,
+                        difference=record.difference,
+                        detected_at=now,
+                        last_seen_at=now,
+                    )
+                )
+            else:
+                fresh = (
+                    record.report_count,
+                    record.system_count,
+                    record.difference,
+                    record.web_link or problem.web_link,
+                    True,
+                )
+                current = (
+                    problem.report_count,
+                    problem.system_count,
+                    problem.difference,
+                    problem.web_link,
+                    problem.active,
+                )
+                if fresh != current:
+                    (
+                        problem.report_count,
+                        problem.system_count,
+                        problem.difference,
+                        problem.web_link,
+                        problem.active,
+                    ) = fresh
+                    problem.last_seen_at = now
+                    to_update.append(problem)
+    for key, problem in existing.items():
+        # A new bucket stays a problem once seen; a rate can fall back below the baseline.
+        if key not in seen and problem.active and problem.kind == ProblemKind.INCREASED_RATE:
+            problem.active = False
+            to_update.append(problem)
+    if to_create:
+        Problem.objects.bulk_create(to_create, ignore_conflicts=True)
+    if to_update:
+        Problem.objects.bulk_update(
+            to_update,
+            ("report_count", "system_count", "difference", "web_link", "last_seen_at", "active"),
+            batch_size=500,
+        )
+    active: dict[int, list[Problem]] = {pid: [] for pid in answers}
+    for problem in Problem.objects.filter(publication_id__in=answers, active=True).select_related(
+        "bucket"
+    ):
+        active[problem.publication_id].append(problem)
+    return active
+
+
+__all__ = ["IngestSummary", "crash_reports_ingest", "problems_record"]

@@ -1,0 +1,384 @@
+"""Bring publications and crash reports from the configured sources into the database.
+
+A sync only adds and updates what the source showed it; it never deletes what it did not
+see, so a partial answer (a source that failed half-way) loses nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from django.db import transaction
+from django.utils import timezone
+
+from overview.models import SourceSync
+from overview.services.crashes import crash_reports_ingest
+from overview.sources.base import (
+    CrashSource,
+    PersonRecord,
+    PublicationRecord,
+    PublicationSource,
+    SourceError,
+)
+from packages.models import (
+    ArchiveStatus,
+    EventKind,
+    Person,
+    PhasingEvent,
+    PhasingState,
+    Pocket,
+    Publication,
+    Release,
+    SourcePackage,
+)
+from packages.services import Change, publications_apply
+
+log = logging.getLogger(__name__)
+
+_POCKETS = {choice.value for choice in Pocket}
+_STATUSES = {choice.value for choice in ArchiveStatus}
+
+
+@dataclass
+class SyncSummary:
+    new: int = 0
+    changed: int = 0
+    superseded: int = 0
+    unchanged: int = 0
+    errors: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {
+            "new": self.new,
+            "changed": self.changed,
+            "superseded": self.superseded,
+            "unchanged": self.unchanged,
+            "errors": len(self.errors),
+        }
+
+
+def _record_problem(record: PublicationRecord) -> str:
+    if not isinstance(record, PublicationRecord):
+        return "not a publication record"
+    if not record.source_package or not record.version:
+        return "missing source package or version"
+    if record.pocket not in _POCKETS:
+        return f"unknown pocket {record.pocket!r}"
+    if record.status not in _STATUSES:
+        return f"unknown status {record.status!r}"
+    if not 0 <= record.percentage <= 100:
+        return f"percentage {record.percentage} out of range"
+    if record.date_published is None or record.date_published.tzinfo is None:
+        return "date_published is not an aware datetime"
+    return ""
+
+
+def _people(records: list[PublicationRecord]) -> dict[str, Person]:
+    wanted: dict[str, PersonRecord] = {}
+    for record in records:
+        for person in (record.signer, record.uploader, record.sponsor):
+            if person is not None and person.account_name:
+                wanted.setdefault(person.account_name, person)
+    Person.objects.bulk_create(
+        [
+            Person(account_name=p.account_name, name=p.name or p.account_name, email=p.email)
+            for p in wanted.values()
+        ],
+        ignore_conflicts=True,
+        batch_size=1000,
+    )
+    people = {p.account_name: p for p in Person.objects.filter(account_name__in=wanted)}
+    stale = []
+    for account, record in wanted.items():
+        person = people[account]
+        if record.email and (
+            person.email != record.email or (record.name and person.name != record.name)
+        ):
+            person.email, person.name = record.email, record.name or person.name
+            stale.append(person)
+    if stale:
+        Person.objects.bulk_update(stale, ("email", "name"))
+    return people
+
+
+def _initial_state(record: PublicationRecord) -> tuple[str, int]:
+    if record.status != ArchiveStatus.PUBLISHED:
+        return PhasingState.SUPERSEDED, record.percentage
+    if record.pocket != Pocket.UPDATES:
+        # Only Updates phase: Security and the rest reach everyone at once.
+        return PhasingState.COMPLETE, 100
+    if record.percentage >= 100:
+        return PhasingState.COMPLETE, 100
+    return PhasingState.PHASING, record.percentage
+
+
+def publications_sync(
+    source: PublicationSource,
+    *,
+    now: datetime | None = None,
+    since: datetime | None = None,
+    dry_run: bool = False,
+    progress: Callable[[int], None] | None = None,
+) -> SyncSummary:
+    now = now or timezone.now()
+    summary = SyncSummary()
+    try:
+        release_records = source.releases()
+    except SourceError as exc:
+        summary.errors.append(str(exc))
+        _sync_status(source.name, "publications", now, summary, error=str(exc), dry_run=dry_run)
+        return summary
+    for release_record in release_records:
+        release, _ = (
+            Release.objects.update_or_create(
+                codename=release_record.codename,
+                defaults={"version": release_record.version, "supported": release_record.supported},
+            )
+            if not dry_run
+            else (Release(codename=release_record.codename, version=release_record.version), False)
+        )
+        if not release_record.supported:
+            continue
+        try:
+            records = list(source.publications(release=release.codename, since=since, now=now))
+        except SourceError as exc:
+            summary.errors.append(f"{release.codename}: {exc}")
+            log.warning("sync of %s from %s failed: %s", release.codename, source.name, exc)
+            continue
+        kept = []
+        for record in records:
+            why = _record_problem(record)
+            if why:
+                summary.errors.append(f"{release.codename}: skipped {record!r:.120}: {why}")
+                log.warning("skipped publication record from %s: %s", source.name, why)
+            else:
+                kept.append(record)
+        if dry_run:
+            known = set(
+                Publication.objects.filter(release__codename=release.codename).values_list(
+                    "pocket", "source_package__name", "version"
+                )
+            )
+            summary.new += sum(
+                1 for r in kept if (r.pocket, r.source_package, r.version) not in known
+            )
+            summary.unchanged += sum(
+                1 for r in kept if (r.pocket, r.source_package, r.version) in known
+            )
+        else:
+            _sync_release(source, release, kept, now=now, summary=summary)
+        if progress:
+            progress(len(records))
+    _sync_status(source.name, "publications", now, summary, dry_run=dry_run)
+    return summary
+
+
+def _sync_release(
+    source: PublicationSource,
+    release: Release,
+    records: list[PublicationRecord],
+    *,
+    now: datetime,
+    summary: SyncSummary,
+) -> None:
+    tracks = getattr(source, "tracks_percentage", True)
+    with transaction.atomic():
+        packages = {
+            name: pk
+            for name, pk in _bulk_ids(
+                SourcePackage, "name", {r.source_package for r in records}
+            ).items()
+        }
+        people = _people(records)
+        existing = {
+            (p.pocket, p.source_package_id, p.version): p
+            for p in Publication.objects.select_for_update().filter(
+                release=release, source_package_id__in=packages.values()
+            )
+        }
+        created, changed = [], []
+        for record in records:
+            key = (record.pocket, packages[record.source_package], record.version)
+            publication = existing.get(key)
+            if publication is None:
+                state, percentage = _initial_state(record)
+                publication = Publication(
+                    source_package_id=packages[record.source_package],
+                    release=release,
+                    pocket=record.pocket,
+                    version=record.version,
+                    previous_version=record.previous_version,
+                    component=record.component,
+                    binaries=list(record.binaries),
+                    signer=people.get(record.signer.account_name) if record.signer else None,
+                    uploader=people.get(record.uploader.account_name) if record.uploader else None,
+                    sponsor=people.get(record.sponsor.account_name) if record.sponsor else None,
+                    date_published=record.date_published,
+                    date_superseded=record.date_superseded,
+                    status=record.status,
+                    phased_update_percentage=percentage,
+                    state=state,
+                    state_changed_at=now,
+                    # A publication first seen part-way waits a whole interval before a step.
+                    last_increase_at=record.date_published
+                    if percentage <= 10
+                    else max(record.date_published, now),
+                    completed_at=now if state == PhasingState.COMPLETE else None,
+                    source_name=source.name,
+                    source_percentage=record.percentage,
+                    synced_at=now,
+                )
+                existing[key] = publication
+                created.append(publication)
+                continue
+            dirty = False
+            if tracks and publication.source_percentage != record.percentage:
+                publication.source_percentage = record.percentage
+                dirty = True
+            if record.previous_version and not publication.previous_version:
+                publication.previous_version = record.previous_version
+                dirty = True
+            if dirty:
+                publication.synced_at = now
+                summary.changed += 1
+                changed.append(publication)
+            else:
+                summary.unchanged += 1
+        Publication.objects.bulk_create(created, batch_size=500)
+        summary.new += len(created)
+        PhasingEvent.objects.bulk_create(
+            [
+                PhasingEvent(
+                    publication=p,
+                    created_at=now,
+                    kind=EventKind.PUBLISHED,
+                    old_percentage=None,
+                    new_percentage=p.phased_update_percentage,
+                    old_state="",
+                    new_state=p.state,
+                    actor_name=f"sync:{source.name}",
+                    reason=f"published in {release.codename}-{p.pocket}",
+                )
+                for p in created
+            ],
+            batch_size=500,
+        )
+        Publication.objects.bulk_update(
+            changed, ("source_percentage", "previous_version", "synced_at"), batch_size=500
+        )
+        summary.superseded += _supersede(release, existing.values(), records, packages, now=now)
+
+
+def _supersede(release, publications, records, packages, *, now: datetime) -> int:
+    """The newest publication of a source in a pocket supersedes the older ones."""
+    superseded_by_source = {
+        (r.pocket, packages[r.source_package], r.version)
+        for r in records
+        if r.status != ArchiveStatus.PUBLISHED
+    }
+    newest: dict[tuple[str, int], Publication] = {}
+    by_source: dict[tuple[str, int], list[Publication]] = defaultdict(list)
+    for publication in publications:
+        group = (publication.pocket, publication.source_package_id)
+        by_source[group].append(publication)
+        if publication.status == ArchiveStatus.PUBLISHED and (
+            group not in newest or publication.date_published > newest[group].date_published
+        ):
+            newest[group] = publication
+    changes = []
+    for group, members in by_source.items():
+        winner = newest.get(group)
+        for publication in members:
+            if publication.state == PhasingState.SUPERSEDED:
+                continue
+            key = (publication.pocket, publication.source_package_id, publication.version)
+            replaced = winner is not None and publication.date_published < winner.date_published
+            if not replaced and key not in superseded_by_source:
+                continue
+            publication.status = ArchiveStatus.SUPERSEDED
+            publication.superseded_by = winner if replaced else None
+            publication.date_superseded = publication.date_superseded or now
+            reason = f"superseded by {winner.version}" if replaced else "superseded at the source"
+            changes.append(
+                (
+                    publication,
+                    Change(
+                        EventKind.SUPERSEDED,
+                        state=PhasingState.SUPERSEDED,
+                        reason=reason,
+                        hold_reason="",
+                    ),
+                )
+            )
+    publications_apply(changes, now=now, actor_name="sync")
+    return len(changes)
+
+
+def _bulk_ids(model, field_name: str, values: set[str]) -> dict[str, int]:
+    model.objects.bulk_create(
+        [model(**{field_name: value}) for value in values], ignore_conflicts=True, batch_size=1000
+    )
+    return dict(model.objects.filter(**{f"{field_name}__in": values}).values_list(field_name, "id"))
+
+
+def crashes_sync(
+    source: CrashSource,
+    *,
+    now: datetime | None = None,
+    since: datetime | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> dict:
+    """Ingest the crash reports a source has for us since the last successful sync."""
+    now = now or timezone.now()
+    status = SourceSync.objects.filter(name=f"{source.name}:crashes").first()
+    if since is None and status and status.last_success_at:
+        since = status.last_success_at
+    if since is None:
+        since = now - timedelta(days=15)
+    try:
+        summary = crash_reports_ingest(source.reports(since=since, now=now), progress=progress)
+    except SourceError as exc:
+        _sync_status(source.name, "crashes", now, None, error=str(exc))
+        raise
+    result = {
+        "received": summary.received,
+        "inserted": summary.inserted,
+        "duplicates": summary.duplicates,
+        "skipped": summary.skipped,
+    }
+    SourceSync.objects.update_or_create(
+        name=f"{source.name}:crashes",
+        defaults={
+            "kind": "crashes",
+            "last_attempt_at": now,
+            "last_success_at": now,
+            "last_error": "",
+            "last_summary": result,
+        },
+    )
+    return result
+
+
+def _sync_status(
+    name: str,
+    kind: str,
+    now: datetime,
+    summary: SyncSummary | None,
+    *,
+    error: str = "",
+    dry_run: bool = False,
+) -> None:
+    if dry_run:
+        return
+    defaults = {"kind": kind, "last_attempt_at": now, "last_error": error}
+    if summary is not None:
+        defaults["last_summary"] = summary.as_dict()
+        if summary.errors and not error:
+            defaults["last_error"] = "; ".join(summary.errors[:5])
+    if not error:
+        defaults["last_success_at"] = now
+    SourceSync.objects.update_or_create(name=f"{name}:{kind}", defaults=defaults)

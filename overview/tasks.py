@@ -1,0 +1,42 @@
+"""Celery tasks: thin, idempotent wrappers around services and the controller."""
+
+from __future__ import annotations
+
+import logging
+
+from celery import shared_task
+from django.core.cache import cache
+
+from overview import controller
+from overview.services.sync import crashes_sync, publications_sync
+from overview.services.writeback import percentages_write_back
+from overview.sources import crash_source, publication_source
+
+log = logging.getLogger(__name__)
+
+# One sync at a time is enough; a second would only fetch the same data again.
+_SYNC_LOCK = "phasing:sync-lock"
+
+
+@shared_task(time_limit=1800, soft_time_limit=1700)
+def sync_sources() -> dict:
+    if not cache.add(_SYNC_LOCK, "1", timeout=1800):
+        log.info("a sync is already running; skipped")
+        return {"skipped": True}
+    try:
+        publications = publications_sync(publication_source())
+        crashes = crashes_sync(crash_source())
+        return {"publications": publications.as_dict(), "crashes": crashes}
+    finally:
+        cache.delete(_SYNC_LOCK)
+
+
+@shared_task(time_limit=600, soft_time_limit=540, acks_late=True)
+def tick() -> int:
+    """A rerun is harmless: a tick at the same moment changes nothing twice."""
+    return len(controller.tick())
+
+
+@shared_task(time_limit=600, soft_time_limit=540, acks_late=True, max_retries=5, default_retry_delay=60)
+def write_back_percentages(event_ids: list[int]) -> dict:
+    return percentages_write_back(event_ids=event_ids)

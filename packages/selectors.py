@@ -1,0 +1,108 @@
+"""Reads shaped for the publishing-history page, and policies for every page."""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db.models import QuerySet
+
+from packages import charts
+from packages import policy as policy_rules
+from packages.models import PhasingEvent, Policy, Publication, Release, SourcePackage
+from packages.services import policies_resolve_from
+
+PolicyMap = dict[tuple[int | None, int | None], Policy]
+
+
+def policies_by_scope() -> PolicyMap:
+    """Every policy row, keyed as policies_resolve_from wants: one query, there are few."""
+    return {(p.release_id, p.source_package_id): p for p in Policy.objects.all()}
+
+
+def rules_for(policies: PolicyMap, publication: Publication) -> policy_rules.Rules:
+    return policies_resolve_from(
+        policies,
+        release_id=publication.release_id,
+        source_package_id=publication.source_package_id,
+    )
+
+
+def close_package_names(name: str, *, limit: int = 5) -> list[str]:
+    """Names like the one asked for, for the 'no such package' page."""
+    names = list(SourcePackage.objects.values_list("name", flat=True))
+    close = difflib.get_close_matches(name, names, n=limit, cutoff=0.6)
+    prefix = [n for n in names if n.startswith(name[:3]) and n not in close] if name else []
+    return (close + prefix)[:limit]
+
+
+def history_publications(
+    *, package: SourcePackage, release: Release | None
+) -> QuerySet[Publication]:
+    """Every version of the package in every release and pocket, newest first."""
+    publications = Publication.objects.filter(source_package=package).select_related(
+        "release", "source_package", "superseded_by"
+    )
+    if release is not None:
+        publications = publications.filter(release=release)
+    return publications.order_by("-date_published", "-id")
+
+
+def history_events(*, package: SourcePackage, release: Release | None) -> QuerySet[PhasingEvent]:
+    events = PhasingEvent.objects.filter(publication__source_package=package).select_related(
+        "publication__release"
+    )
+    if release is not None:
+        events = events.filter(publication__release=release)
+    return events.order_by("-created_at", "-id")
+
+
+@dataclass(frozen=True)
+class ChartSeries:
+    publication: Publication
+    events: list[PhasingEvent]  # oldest first
+
+
+def chart_series(publications: list[Publication]) -> list[ChartSeries]:
+    """The phasing events of the Updates publications among `publications`, in one query."""
+    phased = [p for p in publications if p.is_phased]
+    if not phased:
+        return []
+    by_publication: dict[int, list[PhasingEvent]] = {p.pk: [] for p in phased}
+    for event in PhasingEvent.objects.filter(publication__in=phased).order_by("created_at", "id"):
+        by_publication[event.publication_id].append(event)
+    return [ChartSeries(p, by_publication[p.pk]) for p in phased if by_publication[p.pk]]
+
+
+def chart_end(series: ChartSeries, now: datetime) -> datetime:
+    """Where a version's chart stops: when it left phasing, or now."""
+    publication = series.publication
+    for moment in (publication.completed_at, publication.date_superseded):
+        if moment is not None and not publication.is_active:
+            return max(moment, series.events[-1].created_at)
+    return now
+
+
+def chart_points(series: ChartSeries) -> list[charts.ChartPoint]:
+    """The chart's points: one per event, from the publication date on."""
+    publication = series.publication
+    first = series.events[0]
+    points = []
+    if first.created_at > publication.date_published:
+        points.append(
+            charts.ChartPoint(publication.date_published, first.old_percentage or 0, "published")
+        )
+    for event in series.events:
+        change = (
+            f"{event.new_percentage}%"
+            if event.old_percentage is None or event.old_percentage == event.new_percentage
+            else f"{event.old_percentage}% → {event.new_percentage}%"
+        )
+        label = (
+            f"{event.created_at:%Y-%m-%d %H:%M} UTC: {event.get_kind_display().lower()}, {change}"
+        )
+        if event.kind in (charts.HALT, charts.PAUSE):
+            label += f" by {event.actor_name}" + (f": {event.reason}" if event.reason else "")
+        points.append(charts.ChartPoint(event.created_at, event.new_percentage, event.kind, label))
+    return points
