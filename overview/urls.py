@@ -1,10 +1,13 @@
 from django.urls import path
 
-from overview import views
+from overview import feeds, views
 
 app_name = "overview"
 
 urlpatterns = [
     path("", views.index, name="index"),
     path("problems/<int:pk>/", views.problem, name="problem"),
+    path("machine/", views.machine, name="machine"),
+    path("feeds/halts/", feeds.HaltsFeed(), name="feed-halts"),
+    path("feeds/changes/", feeds.ChangesFeed(), name="feed-changes"),
 ]

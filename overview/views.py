@@ -1,16 +1,107 @@
+"""Public pages: the overview, problem (bucket) pages and 'is my machine in the phase?'.
+
+Views stay thin: a selector reads, a table or form shapes, a template words.
+"""
+
 from __future__ import annotations
 
+from django.core.paginator import Paginator
+from django.db.models import Count, Max, Min
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
+from django.utils import timezone
+from django_tables2 import RequestConfig
+from django_tables2.export import TableExport
 
 from overview import selectors
-from overview.models import ErrorBucket
+from overview.filters import PublicationFilter
+from overview.forms import MachineForm
+from overview.models import CrashReport
+from overview.tables import PAGINATE, BucketCountsTable, OverviewTable
+from packages.models import ACTIVE_STATES, Publication
+from packages.selectors import policies_by_scope
+
+EXPORT_FORMATS = ("csv", "json")
+MACHINE_PAGE_SIZE = 50
+AFFECTED_PAGE_SIZE = 25
 
 
 def index(request: HttpRequest) -> HttpResponse:
-    return render(request, "overview/index.html", {"releases": selectors.overview_by_release()})
+    now = timezone.now()
+    filterset = PublicationFilter(request.GET or None, queryset=selectors.active_publications())
+    table = OverviewTable(filterset.qs, policies=policies_by_scope(), now=now)
+    RequestConfig(request, paginate=PAGINATE).configure(table)
+
+    export_format = request.GET.get("_export")
+    if export_format in EXPORT_FORMATS:
+        exporter = TableExport(export_format, table)
+        return exporter.response(f"phasing-updates.{export_format}")
+
+    summaries = selectors.release_summaries(
+        filterset.apply_to(Publication.objects.filter(state__in=ACTIVE_STATES))
+    )
+    context = {
+        "filter": filterset,
+        "table": table,
+        "summaries": summaries,
+        "completed": selectors.recently_completed(now=now),
+        "completed_days": selectors.RECENTLY_COMPLETED_DAYS,
+        "now": now,
+    }
+    status = 400 if filterset.is_bound and filterset.errors else 200
+    return render(request, "overview/index.html", context, status=status)
 
 
 def problem(request: HttpRequest, pk: int) -> HttpResponse:
-    bucket = get_object_or_404(ErrorBucket, pk=pk)
-    return render(request, "overview/problem.html", {"bucket": bucket})
+    bucket = get_object_or_404(selectors.public_buckets(), pk=pk)
+    counts = BucketCountsTable(selectors.bucket_report_counts(bucket), prefix="counts-")
+    RequestConfig(request, paginate=PAGINATE).configure(counts)
+    totals = CrashReport.objects.filter(bucket=bucket).aggregate(
+        reports=Count("id"),
+        systems=Count("system_id", distinct=True),
+        first=Min("reported_at"),
+        last=Max("reported_at"),
+    )
+    affected = Paginator(selectors.bucket_problems(bucket), AFFECTED_PAGE_SIZE).get_page(
+        request.GET.get("affected-page")
+    )
+    context = {
+        "bucket": bucket,
+        "counts": counts,
+        "totals": totals,
+        "affected": affected,
+        "affected_rows": [(p, selectors.problem_override(p)) for p in affected],
+    }
+    return render(request, "overview/problem.html", context)
+
+
+def machine(request: HttpRequest) -> HttpResponse:
+    """Which updates apt on this machine takes now, and when it takes the others."""
+    now = timezone.now()
+    bound = "machine_id" in request.GET
+    form = MachineForm(
+        request.GET if bound else None, initial={"release": request.GET.get("release")}
+    )
+    context: dict = {"form": form, "now": now}
+    status = 200
+    if bound and form.is_valid():
+        release = form.cleaned_data["release"]
+        page = Paginator(
+            selectors.machine_publications(release=release), MACHINE_PAGE_SIZE
+        ).get_page(request.GET.get("page"))
+        rows = selectors.machine_rows(
+            list(page),
+            machine_id=form.cleaned_data["machine_id"],
+            policies=policies_by_scope(),
+            now=now,
+        )
+        context.update(
+            page=page,
+            rows=rows,
+            machine_id=form.cleaned_data["machine_id"],
+            release=release,
+            included_count=sum(1 for row in rows if row.decision.included),
+        )
+    elif bound:
+        status = 400
+    return render(request, "overview/machine.html", context, status=status)

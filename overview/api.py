@@ -1,0 +1,490 @@
+"""The read-only JSON API, /api/v1/, with its OpenAPI schema and browsable docs.
+
+Public data only: publications, their events, problem buckets as aggregates, and the
+machine check. Lists are paginated with `next` and `previous` links and cost a fixed
+number of queries whatever their length. Bad query parameters answer 400 with a message.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from django.conf import settings
+from django.core.paginator import EmptyPage, Page, Paginator
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse, QueryDict
+from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
+from django.utils import timezone
+from ninja import NinjaAPI, Query, Schema
+from ninja.errors import HttpError, ValidationError
+from ninja.openapi.docs import DocsBase, Swagger
+
+from overview import apt_phasing, selectors
+from overview.filters import PublicationFilter
+from overview.templatetags.overview_extras import outlook_lines
+from packages import policy as policy_rules
+from packages.models import PhasingEvent, Publication, Release
+from packages.selectors import policies_by_scope, rules_for
+
+DEFAULT_PER_PAGE = 25
+MAX_PER_PAGE = 100
+
+
+class LocalDocs(DocsBase):
+    """Swagger UI from django-ninja's own static files, never from a CDN.
+
+    Ninja serves its bundled assets when "ninja" is an installed app; without it, a plain
+    page lists the endpoints and links the schema instead of loading anything remote.
+    """
+
+    def render_page(self, request: HttpRequest, api: NinjaAPI, **kwargs: Any) -> HttpResponse:
+        if "ninja" in settings.INSTALLED_APPS:
+            return Swagger({"persistAuthorization": False}).render_page(request, api, **kwargs)
+        schema = api.get_openapi_schema(path_params=kwargs)
+        context = {
+            "api": api,
+            "schema_url": self.get_openapi_url(api, kwargs),
+            "paths": sorted(schema["paths"].items()),
+        }
+        return render(request, "overview/api_docs.html", context)
+
+
+api = NinjaAPI(
+    title="Phasing API",
+    version="1",
+    description=(
+        "Read-only JSON about phased updates: publications in phasing with their "
+        "percentages, policies, next steps and problems; phasing events; problem buckets "
+        "(public aggregates only); and what apt decides for one machine."
+    ),
+    urls_namespace="api",
+    docs=LocalDocs(),
+    docs_url="/docs",
+)
+
+
+@api.exception_handler(ValidationError)
+def _bad_parameters(request: HttpRequest, error: ValidationError) -> HttpResponse:
+    messages = []
+    for item in error.errors:
+        where = ".".join(str(part) for part in item.get("loc", ()) if part != "query")
+        messages.append(f"{where}: {item.get('msg', 'invalid')}")
+    return api.create_response(
+        request, {"detail": "; ".join(messages) or "invalid parameters"}, status=400
+    )
+
+
+# --- Schemas ----------------------------------------------------------------------------
+
+
+class PolicyOut(Schema):
+    start_percentage: int
+    step: int
+    interval_seconds: int
+    ceiling: int
+    schedule: list[int]
+    quiet_weekend: bool
+
+
+class NextStepOut(Schema):
+    kind: str
+    text: str
+    percentage: int | None = None
+    at: datetime | None = None
+    full_at: datetime | None = None
+
+
+class ProblemOut(Schema):
+    kind: str
+    title: str
+    bucket_id: int | None = None
+    url: str | None = None
+    report_count: int
+    overridden: bool
+
+
+class PublicationOut(Schema):
+    id: int
+    release: str
+    release_version: str
+    source_package: str
+    version: str
+    previous_version: str
+    pocket: str
+    date_published: datetime
+    phased_update_percentage: int
+    state: str
+    hold_reason: str
+    last_change: datetime
+    policy: PolicyOut
+    next_step: NextStepOut
+    problems: list[ProblemOut]
+    history_url: str
+    events_url: str
+
+
+class PublicationPage(Schema):
+    count: int
+    next: str | None
+    previous: str | None
+    results: list[PublicationOut]
+
+
+class EventOut(Schema):
+    id: int
+    created_at: datetime
+    kind: str
+    old_percentage: int | None
+    new_percentage: int
+    old_state: str
+    new_state: str
+    actor: str
+    reason: str
+
+
+class EventPage(Schema):
+    count: int
+    next: str | None
+    previous: str | None
+    results: list[EventOut]
+
+
+class BucketOut(Schema):
+    id: int
+    signature: str
+    function: str
+    source_package: str | None
+    first_seen: datetime | None
+    last_seen: datetime | None
+    error_tracker_url: str
+    url: str
+
+
+class BucketPage(Schema):
+    count: int
+    next: str | None
+    previous: str | None
+    results: list[BucketOut]
+
+
+class ReportCountOut(Schema):
+    release: str
+    source_package: str
+    version: str
+    reports: int
+    systems: int
+    first_reported: datetime
+    last_reported: datetime
+
+
+class AffectedOut(Schema):
+    publication_id: int
+    release: str
+    source_package: str
+    version: str
+    kind: str
+    active: bool
+    state: str
+    phased_update_percentage: int
+    overridden: bool
+
+
+class BucketDetailOut(BucketOut):
+    report_counts: list[ReportCountOut]
+    affects: list[AffectedOut]
+
+
+class MachineRowOut(Schema):
+    publication_id: int
+    release: str
+    source_package: str
+    version: str
+    phased_update_percentage: int
+    state: str
+    draw: int
+    included: bool
+    included_from_percentage: int
+    included_at: datetime | None
+    waiting_for: str
+
+
+class MachinePage(Schema):
+    machine_id: str
+    release: str | None
+    count: int
+    next: str | None
+    previous: str | None
+    results: list[MachineRowOut]
+
+
+class ErrorOut(Schema):
+    detail: str
+
+
+# --- Helpers ----------------------------------------------------------------------------
+
+
+def _page(request: HttpRequest, items: QuerySet, *, page: int, per_page: int) -> Page:
+    try:
+        return Paginator(items, per_page).page(page)
+    except EmptyPage as error:
+        raise HttpError(400, f"page {page} does not exist") from error
+
+
+def _page_links(request: HttpRequest, page: Page) -> dict[str, str | None]:
+    def link(number: int) -> str:
+        query = request.GET.copy()
+        query["page"] = str(number)
+        return request.build_absolute_uri(f"{request.path}?{query.urlencode()}")
+
+    return {
+        "count": page.paginator.count,
+        "next": link(page.next_page_number()) if page.has_next() else None,
+        "previous": link(page.previous_page_number()) if page.has_previous() else None,
+    }
+
+
+def _policy_out(rules: policy_rules.Rules) -> dict:
+    return {
+        "start_percentage": rules.start,
+        "step": rules.step,
+        "interval_seconds": int(rules.interval.total_seconds()),
+        "ceiling": rules.ceiling,
+        "schedule": list(rules.schedule),
+        "quiet_weekend": rules.quiet_weekend,
+    }
+
+
+def _publication_out(
+    request: HttpRequest, publication: Publication, *, rules: policy_rules.Rules, now: datetime
+) -> dict:
+    outlook = selectors.publication_outlook(publication, rules=rules, now=now)
+    history = publication.source_package.get_absolute_url()
+    return {
+        "id": publication.pk,
+        "release": publication.release.codename,
+        "release_version": publication.release.version,
+        "source_package": publication.source_package.name,
+        "version": publication.version,
+        "previous_version": publication.previous_version,
+        "pocket": publication.pocket,
+        "date_published": publication.date_published,
+        "phased_update_percentage": publication.phased_update_percentage,
+        "state": publication.state,
+        "hold_reason": publication.hold_reason,
+        "last_change": publication.last_change,
+        "policy": _policy_out(rules),
+        "next_step": {
+            "kind": outlook.kind,
+            "text": "; ".join(outlook_lines(outlook)),
+            "percentage": outlook.next_percentage,
+            "at": outlook.next_at,
+            "full_at": outlook.full_at,
+        },
+        "problems": [
+            {
+                "kind": view.problem.kind,
+                "title": view.title,
+                "bucket_id": view.problem.bucket_id,
+                "url": request.build_absolute_uri(view.url) if view.url else None,
+                "report_count": view.problem.report_count,
+                "overridden": view.overridden,
+            }
+            for view in selectors.problem_views(publication)
+        ],
+        "history_url": request.build_absolute_uri(
+            f"{history}?release={publication.release.codename}"
+        ),
+        "events_url": request.build_absolute_uri(
+            reverse("api:publication_events", args=[publication.pk])
+        ),
+    }
+
+
+def _bucket_out(request: HttpRequest, bucket) -> dict:
+    return {
+        "id": bucket.pk,
+        "signature": bucket.signature,
+        "function": bucket.function,
+        "source_package": bucket.source_package.name if bucket.source_package else None,
+        "first_seen": bucket.first_seen,
+        "last_seen": bucket.last_seen,
+        "error_tracker_url": bucket.web_link,
+        "url": request.build_absolute_uri(bucket.get_absolute_url()),
+    }
+
+
+# --- Endpoints ----------------------------------------------------------------------------
+
+
+class PublicationFilters(Schema):
+    release: str | None = None
+    state: str | None = None
+    percentage_min: int | None = None
+    percentage_max: int | None = None
+    q: str | None = None
+    page: int = 1
+    per_page: int = DEFAULT_PER_PAGE
+
+
+@api.get(
+    "/publications/",
+    response={200: PublicationPage, 400: ErrorOut},
+    url_name="publications",
+    summary="Publications in phasing, paused or halted",
+)
+def publications(request: HttpRequest, filters: Query[PublicationFilters]):
+    """Filters as on the overview page: release (codename), state (phasing, paused,
+    halted), percentage_min and percentage_max (0..100), q (part of the package name)."""
+    if filters.page < 1 or not 1 <= filters.per_page <= MAX_PER_PAGE:
+        raise HttpError(400, f"page is 1 or more and per_page 1..{MAX_PER_PAGE}")
+    data = QueryDict(mutable=True)
+    for name in ("release", "state", "percentage_min", "percentage_max", "q"):
+        value = getattr(filters, name)
+        if value is not None:
+            data[name] = str(value)
+    filterset = PublicationFilter(
+        data,
+        queryset=selectors.active_publications().order_by(
+            "-release__version", "source_package__name", "version", "id"
+        ),
+    )
+    if not filterset.is_valid():
+        problems = [
+            f"{field}: {' '.join(messages)}" if field != "__all__" else " ".join(messages)
+            for field, messages in filterset.errors.items()
+        ]
+        raise HttpError(400, "; ".join(problems))
+    page = _page(request, filterset.qs, page=filters.page, per_page=filters.per_page)
+    policies, now = policies_by_scope(), timezone.now()
+    results = [_publication_out(request, p, rules=rules_for(policies, p), now=now) for p in page]
+    return {**_page_links(request, page), "results": results}
+
+
+@api.get(
+    "/publications/{publication_id}/events/",
+    response={200: EventPage, 400: ErrorOut, 404: ErrorOut},
+    url_name="publication_events",
+    summary="Phasing events of one publication, newest first",
+)
+def publication_events(request: HttpRequest, publication_id: int, page: int = 1):
+    publication = get_object_or_404(Publication, pk=publication_id)
+    events = PhasingEvent.objects.filter(publication=publication).order_by("-created_at", "-id")
+    chunk = _page(request, events, page=page, per_page=MAX_PER_PAGE)
+    results = [
+        {
+            "id": e.pk,
+            "created_at": e.created_at,
+            "kind": e.kind,
+            "old_percentage": e.old_percentage,
+            "new_percentage": e.new_percentage,
+            "old_state": e.old_state,
+            "new_state": e.new_state,
+            "actor": e.actor_name,
+            "reason": e.reason,
+        }
+        for e in chunk
+    ]
+    return {**_page_links(request, chunk), "results": results}
+
+
+@api.get(
+    "/problems/",
+    response={200: BucketPage, 400: ErrorOut},
+    url_name="problems",
+    summary="Problem buckets: public fields only",
+)
+def problems(request: HttpRequest, page: int = 1):
+    chunk = _page(request, selectors.public_buckets(), page=page, per_page=DEFAULT_PER_PAGE)
+    return {**_page_links(request, chunk), "results": [_bucket_out(request, b) for b in chunk]}
+
+
+@api.get(
+    "/problems/{bucket_id}/",
+    response={200: BucketDetailOut, 404: ErrorOut},
+    url_name="problem",
+    summary="One problem bucket: report counts per version and the updates it affects",
+)
+def problem(request: HttpRequest, bucket_id: int):
+    bucket = get_object_or_404(selectors.public_buckets(), pk=bucket_id)
+    counts = selectors.bucket_report_counts(bucket)[:MAX_PER_PAGE]
+    affected = selectors.bucket_problems(bucket)[:MAX_PER_PAGE]
+    return {
+        **_bucket_out(request, bucket),
+        "report_counts": [
+            {
+                "release": row["release__codename"],
+                "source_package": row["source_package__name"],
+                "version": row["version"],
+                "reports": row["reports"],
+                "systems": row["systems"],
+                "first_reported": row["first_reported"],
+                "last_reported": row["last_reported"],
+            }
+            for row in counts
+        ],
+        "affects": [
+            {
+                "publication_id": p.publication_id,
+                "release": p.publication.release.codename,
+                "source_package": p.publication.source_package.name,
+                "version": p.publication.version,
+                "kind": p.kind,
+                "active": p.active,
+                "state": p.publication.state,
+                "phased_update_percentage": p.publication.phased_update_percentage,
+                "overridden": selectors.problem_override(p) is not None,
+            }
+            for p in affected
+        ],
+    }
+
+
+@api.get(
+    "/machine/",
+    response={200: MachinePage, 400: ErrorOut},
+    url_name="machine",
+    summary="What apt decides for one machine on each update in phasing",
+)
+def machine(request: HttpRequest, machine_id: str, release: str | None = None, page: int = 1):
+    """The draw of this machine for each publication in phasing (apt 2.1.16 and later),
+    whether apt installs it now, the percentage from which it does, and when that is
+    expected under the current policy."""
+    try:
+        machine_id = apt_phasing.normalise_machine_id(machine_id)
+    except ValueError as error:
+        raise HttpError(400, str(error)) from error
+    chosen = None
+    if release:
+        chosen = Release.objects.filter(codename=release).first()
+        if chosen is None:
+            raise HttpError(400, f"unknown release {release!r}")
+    chunk = _page(
+        request, selectors.machine_publications(release=chosen), page=page, per_page=MAX_PER_PAGE
+    )
+    rows = selectors.machine_rows(
+        list(chunk), machine_id=machine_id, policies=policies_by_scope(), now=timezone.now()
+    )
+    return {
+        "machine_id": machine_id,
+        "release": chosen.codename if chosen else None,
+        **_page_links(request, chunk),
+        "results": [
+            {
+                "publication_id": row.publication.pk,
+                "release": row.publication.release.codename,
+                "source_package": row.publication.source_package.name,
+                "version": row.publication.version,
+                "phased_update_percentage": row.publication.phased_update_percentage,
+                "state": row.publication.state,
+                "draw": row.decision.draw,
+                "included": row.decision.included,
+                "included_from_percentage": row.decision.included_from_percentage,
+                "included_at": row.included_at,
+                "waiting_for": row.waiting_for,
+            }
+            for row in rows
+        ],
+    }

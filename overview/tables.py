@@ -1,0 +1,187 @@
+"""django-tables2 tables of the public pages: sortable columns, export, paginated."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import django_tables2 as tables
+from django.core.paginator import Paginator
+from django.template.loader import render_to_string
+from django.utils.html import format_html
+
+from overview import selectors
+from overview.templatetags.overview_extras import outlook_lines, utc_time
+from packages.models import Publication
+from packages.selectors import PolicyMap, rules_for
+
+PER_PAGE = 25
+MAX_PER_PAGE = 100
+
+
+class CappedPaginator(Paginator):
+    """A paginator that will not be asked for a million rows at once through ?per_page=."""
+
+    def __init__(self, object_list, per_page, *args, **kwargs) -> None:
+        super().__init__(object_list, min(max(int(per_page), 1), MAX_PER_PAGE), *args, **kwargs)
+
+
+PAGINATE = {"per_page": PER_PAGE, "paginator_class": CappedPaginator}
+
+
+class OverviewTable(tables.Table):
+    """Publications in phasing. Rows come from selectors.active_publications()."""
+
+    release = tables.Column(
+        accessor="release__codename", order_by=("-release__version", "release__codename")
+    )
+    package = tables.Column(
+        accessor="source_package__name", verbose_name="Source package", linkify=False
+    )
+    version = tables.Column()
+    previous_version = tables.Column(verbose_name="Previous version")
+    date_published = tables.DateTimeColumn(verbose_name="Published")
+    percentage = tables.Column(
+        accessor="phased_update_percentage",
+        verbose_name="Phased",
+        attrs={"th": {"class": "num"}, "td": {"class": "num"}},
+    )
+    state = tables.Column()
+    last_change = tables.Column(verbose_name="Last change")
+    next = tables.Column(empty_values=(), orderable=False, verbose_name="What happens next")
+    problems = tables.Column(
+        accessor="problem_count", verbose_name="Problems", attrs={"td": {"class": "problems"}}
+    )
+
+    class Meta:
+        model = Publication
+        fields = ()
+        sequence = (
+            "release",
+            "package",
+            "version",
+            "previous_version",
+            "date_published",
+            "percentage",
+            "state",
+            "last_change",
+            "next",
+            "problems",
+        )
+        order_by = ("release", "package")
+        template_name = "django_tables2/phasing_table.html"
+        empty_text = "No update matches these filters."
+        attrs = {"class": "data overview"}
+
+    caption = "Updates in phasing"
+
+    def __init__(self, *args, policies: PolicyMap, now: datetime, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.policies = policies
+        self.now = now
+        self._outlooks: dict[int, selectors.Outlook] = {}
+
+    @property
+    def grouped(self) -> bool:
+        """Rows are grouped under release headings while they are sorted by release."""
+        order = list(self.order_by or ())
+        return bool(order) and order[0].lstrip("-") == "release"
+
+    def outlook(self, record: Publication) -> selectors.Outlook:
+        if record.pk not in self._outlooks:
+            self._outlooks[record.pk] = selectors.publication_outlook(
+                record, rules=rules_for(self.policies, record), now=self.now
+            )
+        return self._outlooks[record.pk]
+
+    def render_release(self, record: Publication) -> str:
+        return format_html(
+            '<span title="{}">{}</span>', record.release.version, record.release.codename
+        )
+
+    def render_package(self, record: Publication) -> str:
+        return format_html(
+            '<a href="{}?release={}">{}</a>',
+            record.source_package.get_absolute_url(),
+            record.release.codename,
+            record.source_package.name,
+        )
+
+    def render_date_published(self, record: Publication) -> str:
+        return render_to_string(
+            "overview/_cell_time.html", {"moment": record.date_published, "now": self.now}
+        )
+
+    def render_last_change(self, value: datetime) -> str:
+        return render_to_string("overview/_cell_time.html", {"moment": value, "now": self.now})
+
+    def render_percentage(self, value: int) -> str:
+        return render_to_string("overview/_cell_percentage.html", {"percentage": value})
+
+    def render_state(self, record: Publication) -> str:
+        return format_html(
+            '<span class="state state-{}">{}</span>', record.state, record.get_state_display()
+        )
+
+    def render_next(self, record: Publication) -> str:
+        return render_to_string(
+            "overview/_cell_next.html", {"lines": outlook_lines(self.outlook(record))}
+        )
+
+    def render_problems(self, record: Publication) -> str:
+        return render_to_string(
+            "overview/_cell_problems.html", {"problems": selectors.problem_views(record)}
+        )
+
+    # Plain values for the CSV and JSON export.
+    def value_release(self, record: Publication) -> str:
+        return record.release.codename
+
+    def value_package(self, record: Publication) -> str:
+        return record.source_package.name
+
+    def value_date_published(self, record: Publication) -> str:
+        return record.date_published.isoformat()
+
+    def value_last_change(self, value: datetime) -> str:
+        return value.isoformat()
+
+    def value_percentage(self, value: int) -> int:
+        return value
+
+    def value_state(self, record: Publication) -> str:
+        return record.state
+
+    def value_next(self, record: Publication) -> str:
+        return "; ".join(outlook_lines(self.outlook(record)))
+
+    def value_problems(self, record: Publication) -> str:
+        return "; ".join(
+            f"{view.title}{' (overridden)' if view.overridden else ''}"
+            for view in selectors.problem_views(record)
+        )
+
+
+class BucketCountsTable(tables.Table):
+    """Reports of one bucket per release, package and version: aggregates only."""
+
+    release = tables.Column(accessor="release__codename")
+    package = tables.Column(accessor="source_package__name", verbose_name="Source package")
+    version = tables.Column()
+    reports = tables.Column(attrs={"th": {"class": "num"}, "td": {"class": "num"}})
+    systems = tables.Column(attrs={"th": {"class": "num"}, "td": {"class": "num"}})
+    first_reported = tables.Column(verbose_name="First reported")
+    last_reported = tables.Column(verbose_name="Last reported")
+
+    class Meta:
+        template_name = "django_tables2/phasing_table.html"
+        empty_text = "No crash reports are recorded for this problem."
+        attrs = {"class": "data"}
+        orderable = False
+
+    caption = "Crash reports by release and version"
+
+    def render_first_reported(self, value: datetime) -> str:
+        return utc_time(value)
+
+    def render_last_reported(self, value: datetime) -> str:
+        return utc_time(value)
