@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from django.test import Client
 from django.urls import reverse
 
 from overview.models import Override, ProblemKind
@@ -257,3 +258,16 @@ def test_the_overrides_list_hides_revoked_ones_unless_asked(triager, bucket, tri
 
     assert "live one" in live and "dead one" not in live
     assert "dead one" in everything
+
+
+def test_overriding_without_the_csrf_token_is_refused(triager_user, crash):
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(triager_user)
+
+    response = client.post(
+        reverse("triage:override_bucket", args=[crash.bucket.pk]),
+        {"source_package": crash.source_package.pk, "version": "1.0", "reason": "why"},
+    )
+
+    assert response.status_code == 403
+    assert not Override.objects.exists()
