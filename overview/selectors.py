@@ -117,7 +117,7 @@ class Outlook:
 def _halt_detail(publication: Publication) -> str:
     blocking = [view.title for view in problem_views(publication) if not view.overridden]
     if blocking:
-        return ", ".join(blocking)
+        return ", ".join(dict.fromkeys(blocking))
     last_halt = next((e for e in publication.hold_events if e.kind == EventKind.HALTED), None)
     if last_halt is not None and last_halt.actor_name != "controller":
         return f"by {last_halt.actor_name}" + (f": {last_halt.reason}" if last_halt.reason else "")

@@ -32,13 +32,17 @@ class OverviewTable(tables.Table):
     """Publications in phasing. Rows come from selectors.active_publications()."""
 
     release = tables.Column(
-        accessor="release__codename", order_by=("-release__version", "release__codename")
+        accessor="release__codename",
+        order_by=("-release__version", "release__codename"),
+        verbose_name="Release",
     )
     package = tables.Column(
         accessor="source_package__name", verbose_name="Source package", linkify=False
     )
-    version = tables.Column()
-    previous_version = tables.Column(verbose_name="Previous version")
+    version = tables.Column(attrs={"td": {"class": "version"}})
+    previous_version = tables.Column(
+        verbose_name="Previous version", attrs={"td": {"class": "version"}}
+    )
     date_published = tables.DateTimeColumn(verbose_name="Published")
     percentage = tables.Column(
         accessor="phased_update_percentage",
@@ -164,9 +168,9 @@ class OverviewTable(tables.Table):
 class BucketCountsTable(tables.Table):
     """Reports of one bucket per release, package and version: aggregates only."""
 
-    release = tables.Column(accessor="release__codename")
+    release = tables.Column(accessor="release__codename", verbose_name="Release")
     package = tables.Column(accessor="source_package__name", verbose_name="Source package")
-    version = tables.Column()
+    version = tables.Column(attrs={"td": {"class": "version"}})
     reports = tables.Column(attrs={"th": {"class": "num"}, "td": {"class": "num"}})
     systems = tables.Column(attrs={"th": {"class": "num"}, "td": {"class": "num"}})
     first_reported = tables.Column(verbose_name="First reported")

@@ -30,12 +30,15 @@ def index(request: HttpRequest) -> HttpResponse:
     now = timezone.now()
     filterset = PublicationFilter(request.GET or None, queryset=selectors.active_publications())
     table = OverviewTable(filterset.qs, policies=policies_by_scope(), now=now)
-    RequestConfig(request, paginate=PAGINATE).configure(table)
-
     export_format = request.GET.get("_export")
     if export_format in EXPORT_FORMATS:
-        exporter = TableExport(export_format, table)
-        return exporter.response(f"phasing-updates.{export_format}")
+        # The whole filtered table, sorted as shown, not one page of it.
+        RequestConfig(request, paginate=False).configure(table)
+        return TableExport(export_format, table).response(f"phasing-updates.{export_format}")
+    RequestConfig(request, paginate=PAGINATE).configure(table)
+    if table.grouped:
+        # The release headings say it; the column comes back when sorting by another.
+        table.columns.hide("release")
 
     summaries = selectors.release_summaries(
         filterset.apply_to(Publication.objects.filter(state__in=ACTIVE_STATES))

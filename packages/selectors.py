@@ -64,15 +64,26 @@ class ChartSeries:
     events: list[PhasingEvent]  # oldest first
 
 
+MAX_CHARTS = 6
+# Fewer events than this is a version that was synced after it phased: nothing to draw.
+MIN_CHART_EVENTS = 3
+
+
 def chart_series(publications: list[Publication]) -> list[ChartSeries]:
-    """The phasing events of the Updates publications among `publications`, in one query."""
-    phased = [p for p in publications if p.is_phased]
+    """Percentage histories of the Updates publications among `publications`: the versions
+    in phasing, and others whose phasing we watched, newest first; one query."""
+    phased = [p for p in publications if p.is_phased][: MAX_CHARTS * 3]
     if not phased:
         return []
     by_publication: dict[int, list[PhasingEvent]] = {p.pk: [] for p in phased}
     for event in PhasingEvent.objects.filter(publication__in=phased).order_by("created_at", "id"):
         by_publication[event.publication_id].append(event)
-    return [ChartSeries(p, by_publication[p.pk]) for p in phased if by_publication[p.pk]]
+    series = [
+        ChartSeries(p, by_publication[p.pk])
+        for p in phased
+        if by_publication[p.pk] and (p.is_active or len(by_publication[p.pk]) >= MIN_CHART_EVENTS)
+    ]
+    return series[:MAX_CHARTS]
 
 
 def chart_end(series: ChartSeries, now: datetime) -> datetime:
@@ -89,9 +100,10 @@ def chart_points(series: ChartSeries) -> list[charts.ChartPoint]:
     publication = series.publication
     first = series.events[0]
     points = []
-    if first.created_at > publication.date_published:
+    # Before the first event the percentage is known only if that event says what it was.
+    if first.created_at > publication.date_published and first.old_percentage is not None:
         points.append(
-            charts.ChartPoint(publication.date_published, first.old_percentage or 0, "published")
+            charts.ChartPoint(publication.date_published, first.old_percentage, "published")
         )
     for event in series.events:
         change = (

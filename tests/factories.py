@@ -7,9 +7,11 @@ from datetime import UTC, datetime, timedelta
 import factory
 from django.contrib.auth import get_user_model
 
-from overview.models import CrashReport, ErrorBucket, Override, Problem, ProblemKind
+from overview.models import CrashReport, ErrorBucket, Override, Problem, ProblemKind, SourceSync
 from packages.models import (
+    EventKind,
     Person,
+    PhasingEvent,
     PhasingState,
     Policy,
     Publication,
@@ -129,3 +131,71 @@ class OverrideFactory(factory.django.DjangoModelFactory):
     kind = ProblemKind.NEW_BUCKET
     reason = "Crash predates this update"
     created_at = NOW
+
+
+class PhasingEventFactory(factory.django.DjangoModelFactory):
+    """An advance of the controller from 10% to 20%."""
+
+    class Meta:
+        model = PhasingEvent
+
+    publication = factory.SubFactory(PublicationFactory)
+    created_at = NOW
+    kind = EventKind.ADVANCED
+    old_percentage = 10
+    new_percentage = 20
+    old_state = PhasingState.PHASING
+    new_state = PhasingState.PHASING
+    actor_name = "controller"
+    reason = "no problems: 10% → 20%"
+
+
+class SourceSyncFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = SourceSync
+        django_get_or_create = ("name",)
+
+    name = "simulator:publications"
+    kind = "publications"
+    last_attempt_at = NOW
+    last_success_at = NOW
+
+
+def phasing_archive(count: int) -> list[Publication]:
+    """`count` updates across two releases in every active state, with problems, an
+    override and pause and halt events: the rows whose cells cost queries on the pages."""
+    noble = ReleaseFactory(codename="noble", version="24.04")
+    jammy = ReleaseFactory(codename="jammy", version="22.04")
+    admin = UserFactory(username="ada")
+    publications = []
+    for n in range(count):
+        state = (PhasingState.PHASING, PhasingState.PAUSED, PhasingState.HALTED)[n % 3]
+        publication = PublicationFactory(
+            release=noble if n % 2 else jammy,
+            source_package=SourcePackageFactory(name=f"archive-package-{n:03d}"),
+            state=state,
+            phased_update_percentage=0 if state == PhasingState.HALTED else 10 * (n % 9 + 1),
+        )
+        if state == PhasingState.PAUSED:
+            PhasingEventFactory(
+                publication=publication,
+                kind=EventKind.PAUSED,
+                new_state=PhasingState.PAUSED,
+                actor=admin,
+                actor_name="ada",
+                reason="waiting on a bug",
+            )
+        if state == PhasingState.HALTED:
+            problem = ProblemFactory(publication=publication)
+            ProblemFactory(publication=publication)
+            OverrideFactory(source_package=publication.source_package, bucket=problem.bucket)
+            PhasingEventFactory(
+                publication=publication,
+                kind=EventKind.HALTED,
+                new_percentage=0,
+                new_state=PhasingState.HALTED,
+                reason="new problem",
+            )
+        PhasingEventFactory(publication=publication)
+        publications.append(publication)
+    return publications

@@ -32,6 +32,30 @@ def duration_words(delta: timedelta) -> str:
 
 
 @register.filter
+def age(moment: datetime | None, now: datetime) -> str:
+    """'5 h ago', '11 d ago': how old, to the largest whole unit."""
+    if moment is None:
+        return ""
+    seconds = (now - moment).total_seconds()
+    if seconds < 60:
+        return "just now"
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return f"{int(seconds // size)} {unit} ago"
+    return "just now"
+
+
+@register.filter
+def time_until(moment: datetime | None, now: datetime) -> str:
+    """'in 2 h 10 min', or 'at the next run' for a step already due."""
+    if moment is None:
+        return ""
+    if moment - now < timedelta(minutes=1):
+        return "at the next run"
+    return f"in {duration_words(moment - now)}"
+
+
+@register.filter
 def about_duration(delta: timedelta) -> str:
     """'about 26 h', 'about 4 days': for estimates a tick or two may shift."""
     hours = delta.total_seconds() / 3600

@@ -1,0 +1,351 @@
+"""The overview page: every update in phasing, grouped by release, filtered and sorted."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from datetime import timedelta
+
+import pytest
+import time_machine
+
+from overview.models import ProblemKind
+from packages.models import HoldReason, PhasingState
+from tests.factories import (
+    NOW,
+    CrashReportFactory,
+    OverrideFactory,
+    PhasingEventFactory,
+    PolicyFactory,
+    ProblemFactory,
+    PublicationFactory,
+    ReleaseFactory,
+    SourcePackageFactory,
+    SourceSyncFactory,
+    UserFactory,
+    phasing_archive,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def frozen_now():
+    with time_machine.travel(NOW, tick=False):
+        yield
+
+
+def _rows(response) -> list[str]:
+    return [row.record.source_package.name for row in response.context["table"].paginated_rows]
+
+
+def test_it_lists_updates_in_phasing_grouped_by_release_newest_first(anonymous):
+    PublicationFactory(
+        release=ReleaseFactory(codename="jammy", version="22.04"),
+        source_package=SourcePackageFactory(name="bash"),
+    )
+    PublicationFactory(
+        release=ReleaseFactory(codename="noble", version="24.04"),
+        source_package=SourcePackageFactory(name="zsh"),
+    )
+    PublicationFactory(
+        source_package=SourcePackageFactory(name="done"), state=PhasingState.COMPLETE
+    )
+
+    response = anonymous.get("/")
+
+    assert response.status_code == 200
+    assert _rows(response) == ["zsh", "bash"]
+    html = response.content.decode()
+    assert html.index(">noble <") < html.index(">jammy <")
+    assert 'href="/source/zsh/?release=noble"' in html
+
+
+def test_it_says_the_summary_per_release_in_words(anonymous):
+    noble = ReleaseFactory(codename="noble", version="24.04")
+    for percentage in (90, 90, 90, 80, 80, 0):
+        PublicationFactory(release=noble, phased_update_percentage=percentage)
+
+    response = anonymous.get("/")
+
+    assert "3 at 90%, 2 at 80%, 1 at 0%" in response.content.decode()
+    assert "6 updates in phasing" in response.content.decode()
+
+
+def test_it_says_when_the_next_step_and_100_percent_come(anonymous):
+    # Default policy: +10 every 6 hours. Last increase 3 h 50 min ago at 50%.
+    PublicationFactory(
+        phased_update_percentage=50, last_increase_at=NOW - timedelta(hours=3, minutes=50)
+    )
+
+    html = anonymous.get("/").content.decode()
+
+    assert "→ 60% in 2 h 10 min" in html
+    # 60% at +2h10, then four more steps 6 h apart: 100% in 26 h 10 min.
+    assert "100% in about 26 h" in html
+
+
+def test_it_follows_the_policy_of_the_package(anonymous):
+    package = SourcePackageFactory(name="firefox")
+    PolicyFactory(
+        source_package=package, schedule=[1, 2, 5, 10, 20, 50, 100], interval=timedelta(hours=1)
+    )
+    PublicationFactory(source_package=package, phased_update_percentage=10, last_increase_at=NOW)
+
+    assert "→ 20% in 1 h" in anonymous.get("/").content.decode()
+
+
+def test_it_says_who_paused_an_update(anonymous):
+    publication = PublicationFactory(state=PhasingState.PAUSED, hold_reason=HoldReason.PAUSED)
+    PhasingEventFactory(
+        publication=publication,
+        kind="paused",
+        new_state="paused",
+        actor=UserFactory(username="ada"),
+        actor_name="ada",
+    )
+
+    assert "held: paused by ada" in anonymous.get("/").content.decode()
+
+
+@pytest.mark.parametrize(
+    ("fields", "words"),
+    [
+        (
+            {
+                "hold_reason": HoldReason.CRASH_DATA_UNAVAILABLE,
+                "crash_data_unavailable_since": NOW - timedelta(hours=2),
+            },
+            "held: crash data unavailable since 2026-12-03 10:00 UTC",
+        ),
+        ({"hold_reason": HoldReason.NOT_ENOUGH_DATA}, "held: not enough data yet"),
+    ],
+)
+def test_it_says_why_the_controller_holds_an_update(anonymous, fields, words):
+    PublicationFactory(**fields)
+
+    assert words in anonymous.get("/").content.decode()
+
+
+def test_it_says_an_update_of_a_frozen_release_is_held(anonymous):
+    PublicationFactory(release=ReleaseFactory(codename="noble", frozen=True))
+
+    assert "held: release frozen" in anonymous.get("/").content.decode()
+
+
+def test_a_halted_update_names_its_problems_and_links_their_buckets(anonymous):
+    publication = PublicationFactory(state=PhasingState.HALTED, phased_update_percentage=0)
+    problem = ProblemFactory(publication=publication, bucket__function="png_read_row")
+    ProblemFactory(publication=publication, kind=ProblemKind.INCREASED_RATE, bucket=None)
+
+    html = anonymous.get("/").content.decode()
+
+    assert "halted: png_read_row, increased crash rate" in html
+    assert f'href="/problems/{problem.bucket_id}/"' in html
+
+
+def test_an_overridden_problem_is_shown_as_overridden_and_does_not_explain_the_halt(anonymous):
+    publication = PublicationFactory(state=PhasingState.HALTED, phased_update_percentage=0)
+    overridden = ProblemFactory(publication=publication, bucket__function="old_crash")
+    ProblemFactory(publication=publication, bucket__function="new_crash")
+    OverrideFactory(source_package=publication.source_package, bucket=overridden.bucket)
+
+    html = anonymous.get("/").content.decode()
+
+    assert "halted: new_crash" in html
+    assert (
+        'class="overridden"><a href="/problems/%d/">old_crash</a> <span class="tag">overridden</span>'
+        % overridden.bucket_id
+        in html
+    )
+
+
+def test_filters_by_release_state_percentage_and_name_live_in_the_url(anonymous):
+    noble = ReleaseFactory(codename="noble", version="24.04")
+    jammy = ReleaseFactory(codename="jammy", version="22.04")
+    PublicationFactory(
+        release=noble, source_package=SourcePackageFactory(name="bash"), phased_update_percentage=30
+    )
+    PublicationFactory(
+        release=noble,
+        source_package=SourcePackageFactory(name="bash-completion"),
+        phased_update_percentage=70,
+    )
+    PublicationFactory(
+        release=jammy,
+        source_package=SourcePackageFactory(name="bashtop"),
+        phased_update_percentage=40,
+    )
+    PublicationFactory(
+        release=noble,
+        source_package=SourcePackageFactory(name="zsh"),
+        state=PhasingState.HALTED,
+        phased_update_percentage=0,
+    )
+
+    assert _rows(anonymous.get("/?release=noble")) == ["bash", "bash-completion", "zsh"]
+    assert _rows(anonymous.get("/?state=halted")) == ["zsh"]
+    assert _rows(anonymous.get("/?percentage_min=35&percentage_max=80")) == [
+        "bash-completion",
+        "bashtop",
+    ]
+    assert _rows(anonymous.get("/?q=BASH&release=noble")) == ["bash", "bash-completion"]
+
+
+def test_sorting_by_a_column_orders_the_rows(anonymous):
+    for name, percentage in (("a", 30), ("b", 70), ("c", 10)):
+        PublicationFactory(
+            source_package=SourcePackageFactory(name=name), phased_update_percentage=percentage
+        )
+
+    assert _rows(anonymous.get("/?sort=-percentage")) == ["b", "a", "c"]
+    assert _rows(anonymous.get("/?sort=percentage")) == ["c", "a", "b"]
+    assert _rows(anonymous.get("/?sort=-package")) == ["c", "b", "a"]
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "?sort=nonsense",
+        "?page=abc",
+        "?page=99999",
+        "?per_page=0",
+        "?per_page=abc",
+        "?sort=-next&page=-3",
+    ],
+)
+def test_bad_sort_and_page_parameters_are_ignored(anonymous, query):
+    PublicationFactory(source_package=SourcePackageFactory(name="bash"))
+
+    response = anonymous.get(f"/{query}")
+
+    assert response.status_code == 200
+    assert _rows(response) == ["bash"]
+
+
+@pytest.mark.parametrize(
+    ("query", "message"),
+    [
+        (
+            "?percentage_min=80&percentage_max=20",
+            "The lowest percentage (80) is above the highest (20).",
+        ),
+        ("?percentage_min=abc", "Enter a number."),
+        ("?percentage_max=101", "less than or equal to 100"),
+        ("?release=nosuchrelease", "Select a valid choice."),
+        ("?state=exploded", "Select a valid choice."),
+    ],
+)
+def test_bad_filters_answer_400_with_a_message_and_the_rest_of_the_page(anonymous, query, message):
+    PublicationFactory(source_package=SourcePackageFactory(name="bash"))
+
+    response = anonymous.get(f"/{query}")
+
+    assert response.status_code == 400
+    assert message in response.content.decode()
+    assert _rows(response) == ["bash"]
+
+
+def test_it_paginates_with_a_fixed_page_size(anonymous):
+    phasing_archive(30)
+
+    first = anonymous.get("/")
+    second = anonymous.get("/?page=2")
+
+    assert len(_rows(first)) == 25
+    assert len(_rows(second)) == 5
+    assert set(_rows(first)).isdisjoint(_rows(second))
+    assert 'rel="next"' in first.content.decode()
+
+
+def test_export_gives_the_filtered_table_as_csv(anonymous):
+    noble = ReleaseFactory(codename="noble", version="24.04")
+    PublicationFactory(
+        release=noble,
+        source_package=SourcePackageFactory(name="bash"),
+        version="5.2-2ubuntu0.1",
+        phased_update_percentage=30,
+    )
+    PublicationFactory(
+        release=ReleaseFactory(codename="jammy", version="22.04"),
+        source_package=SourcePackageFactory(name="zsh"),
+    )
+
+    response = anonymous.get("/?release=noble&_export=csv")
+
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("text/csv")
+    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+    assert [(r["Source package"], r["Version"], r["Phased"], r["State"]) for r in rows] == [
+        ("bash", "5.2-2ubuntu0.1", "30", "phasing")
+    ]
+    assert rows[0]["What happens next"].startswith("→ 40% in 6 h")
+
+
+def test_export_as_json_carries_problems_and_no_crash_report_content(anonymous):
+    publication = PublicationFactory(state=PhasingState.HALTED, phased_update_percentage=0)
+    problem = ProblemFactory(publication=publication, bucket__function="png_read_row")
+    CrashReportFactory(bucket=problem.bucket, stack_trace="SECRET-STACK-FRAME", system_id="f" * 64)
+
+    response = anonymous.get("/?_export=json")
+
+    data = json.loads(response.content)
+    assert data[0]["Problems"] == "png_read_row"
+    assert "SECRET-STACK-FRAME" not in response.content.decode()
+    assert "f" * 64 not in response.content.decode()
+
+
+def test_recently_completed_updates_are_in_a_collapsed_section(anonymous):
+    PublicationFactory(
+        source_package=SourcePackageFactory(name="recent"),
+        state=PhasingState.COMPLETE,
+        completed_at=NOW - timedelta(days=2),
+    )
+    PublicationFactory(
+        source_package=SourcePackageFactory(name="ancient"),
+        state=PhasingState.COMPLETE,
+        completed_at=NOW - timedelta(days=30),
+    )
+
+    response = anonymous.get("/")
+
+    html = response.content.decode()
+    assert '<details class="completed">' in html
+    assert "1 update reached 100% in the last 7 days" in html
+    assert "recent" in html and "ancient" not in html
+
+
+def test_the_footer_says_where_the_data_came_from_and_when(anonymous):
+    SourceSyncFactory(
+        name="launchpad", kind="publications", last_success_at=NOW - timedelta(minutes=5)
+    )
+
+    html = anonymous.get("/").content.decode()
+
+    assert "launchpad (publications), synced 2026-12-03 11:55 UTC" in html
+
+
+@pytest.mark.parametrize("size", [3, 40])
+def test_the_page_costs_a_fixed_number_of_queries(anonymous, django_assert_max_num_queries, size):
+    phasing_archive(size)
+    SourceSyncFactory()
+    # 1 policies, 2 count, 3 page of publications, 4 their active problems, 5 live overrides
+    # of their packages, 6 their pause and halt events, 7 summary aggregate, 8 recently
+    # completed, 9 releases of the filter form, 10 source syncs in the footer.
+    with django_assert_max_num_queries(10):
+        response = anonymous.get("/")
+    assert response.status_code == 200
+
+
+@pytest.mark.parametrize("size", [3, 40])
+def test_the_filtered_page_and_its_export_cost_a_fixed_number_of_queries(
+    anonymous, django_assert_max_num_queries, size
+):
+    phasing_archive(size)
+    # The filtered page: the 10 above and 11, the release looked up to validate the filter.
+    with django_assert_max_num_queries(11):
+        assert anonymous.get("/?release=noble&state=halted&q=archive").status_code == 200
+    # The export: release lookup, policies, every row, problems, overrides, events.
+    with django_assert_max_num_queries(6):
+        assert anonymous.get("/?release=noble&_export=csv").status_code == 200
