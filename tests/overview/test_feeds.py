@@ -1,0 +1,107 @@
+"""Atom feeds of halted updates and of every phasing change."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from xml.etree import ElementTree
+
+import pytest
+
+from packages.models import EventKind, PhasingState
+from tests.factories import (
+    NOW,
+    PhasingEventFactory,
+    PublicationFactory,
+    ReleaseFactory,
+    SourcePackageFactory,
+)
+
+pytestmark = pytest.mark.django_db
+
+ATOM = "{http://www.w3.org/2005/Atom}"
+
+
+def _entries(response) -> list[dict[str, str]]:
+    root = ElementTree.fromstring(response.content)
+    return [
+        {
+            "title": entry.findtext(f"{ATOM}title"),
+            "link": entry.find(f"{ATOM}link").get("href"),
+            "summary": entry.findtext(f"{ATOM}summary"),
+            "author": entry.findtext(f"{ATOM}author/{ATOM}name"),
+        }
+        for entry in root.findall(f"{ATOM}entry")
+    ]
+
+
+@pytest.fixture
+def events():
+    noble = ReleaseFactory(codename="noble", version="24.04")
+    jammy = ReleaseFactory(codename="jammy", version="22.04")
+    bash = PublicationFactory(
+        release=noble, source_package=SourcePackageFactory(name="bash"), version="5.2-2ubuntu0.1"
+    )
+    zsh = PublicationFactory(
+        release=jammy, source_package=SourcePackageFactory(name="zsh"), version="5.8-3ubuntu0.1"
+    )
+    halt = PhasingEventFactory(
+        publication=bash,
+        kind=EventKind.HALTED,
+        old_percentage=30,
+        new_percentage=0,
+        new_state=PhasingState.HALTED,
+        reason="new problem: png_read_row",
+        created_at=NOW,
+    )
+    advance = PhasingEventFactory(publication=zsh, created_at=NOW - timedelta(hours=1))
+    return halt, advance
+
+
+def test_the_halts_feed_lists_halted_updates_linking_their_history(anonymous, events):
+    halt, _ = events
+
+    response = anonymous.get("/feeds/halts/")
+
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("application/atom+xml")
+    [entry] = _entries(response)
+    assert entry["title"] == "bash 5.2-2ubuntu0.1 (noble): halted, 30% → 0%"
+    assert entry["link"] == f"http://testserver/source/bash/?release=noble#event-{halt.pk}"
+    assert "new problem: png_read_row" in entry["summary"]
+    assert entry["author"] == "controller"
+
+
+def test_the_changes_feed_lists_every_change_newest_first(anonymous, events):
+    titles = [e["title"] for e in _entries(anonymous.get("/feeds/changes/"))]
+
+    assert titles == [
+        "bash 5.2-2ubuntu0.1 (noble): halted, 30% → 0%",
+        "zsh 5.8-3ubuntu0.1 (jammy): advanced, 10% → 20%",
+    ]
+
+
+def test_feeds_filter_by_release(anonymous, events):
+    titles = [e["title"] for e in _entries(anonymous.get("/feeds/changes/?release=jammy"))]
+    assert titles == ["zsh 5.8-3ubuntu0.1 (jammy): advanced, 10% → 20%"]
+    assert _entries(anonymous.get("/feeds/halts/?release=jammy")) == []
+
+
+@pytest.mark.parametrize(
+    "url", ["/feeds/halts/?release=nosuch", "/feeds/changes/?release=%3Cscript%3E"]
+)
+def test_an_unknown_release_is_a_404(anonymous, url):
+    assert anonymous.get(url).status_code == 404
+
+
+@pytest.mark.parametrize("size", [3, 40])
+def test_feeds_cost_a_fixed_number_of_queries(anonymous, django_assert_max_num_queries, size):
+    noble = ReleaseFactory(codename="noble")
+    for n in range(size):
+        PhasingEventFactory(
+            publication=PublicationFactory(
+                release=noble, source_package=SourcePackageFactory(name=f"p{n}")
+            )
+        )
+    # 1 the release of the filter, 2 the events with their publications.
+    with django_assert_max_num_queries(2):
+        assert anonymous.get("/feeds/changes/?release=noble").status_code == 200
