@@ -154,11 +154,8 @@ def test_an_overridden_problem_is_shown_as_overridden_and_does_not_explain_the_h
     html = anonymous.get("/").content.decode()
 
     assert "halted: new_crash" in html
-    assert (
-        'class="overridden"><a href="/problems/%d/">old_crash</a> <span class="tag">overridden</span>'
-        % overridden.bucket_id
-        in html
-    )
+    bucket_link = f'<a href="/problems/{overridden.bucket_id}/">old_crash</a>'
+    assert f'class="overridden">{bucket_link} <span class="tag">overridden</span>' in html
 
 
 def test_filters_by_release_state_percentage_and_name_live_in_the_url(anonymous):
