@@ -97,6 +97,32 @@ class CrashCounter(models.Model):
         return f"{self.source_package_id} {self.version} {self.day}: {self.count}"
 
 
+class BucketVersionStat(models.Model):
+    """Reports and distinct systems per bucket and version: what new-bucket detection reads.
+
+    Kept up to date by the ingest, like the error tracker's counters, so the controller
+    never aggregates the (large) crash report table.
+    """
+
+    release = models.ForeignKey(Release, on_delete=models.CASCADE, related_name="+")
+    source_package = models.ForeignKey(SourcePackage, on_delete=models.CASCADE, related_name="+")
+    version = models.CharField(max_length=200)
+    bucket = models.ForeignKey(ErrorBucket, on_delete=models.CASCADE, related_name="version_stats")
+    reports = models.PositiveIntegerField(default=0)
+    systems = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                name="one_stat_per_bucket_version",
+                fields=("release", "source_package", "version", "bucket"),
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.bucket_id} in {self.version}: {self.reports} reports, {self.systems} systems"
+
+
 class ProblemKind(models.TextChoices):
     NEW_BUCKET = "new_bucket", "New in this version"
     INCREASED_RATE = "increased_rate", "Increased crash rate"

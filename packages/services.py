@@ -10,7 +10,7 @@ many publications in one tick through `publications_apply`, which shares the sam
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -19,6 +19,7 @@ from datetime import datetime
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from packages import policy as policy_rules
@@ -154,6 +155,7 @@ _SAVED_FIELDS = (
     "completed_at",
     "hold_reason",
     "hold_detail",
+    "crash_data_unavailable_since",
     "status",
     "superseded_by",
     "date_superseded",
@@ -197,15 +199,21 @@ def _queue_write_back(events: Iterable[PhasingEvent]) -> None:
 def publication_transition(
     *,
     publication: Publication,
-    change: Change,
+    change: Change | Callable[[Publication], Change],
     actor: AbstractBaseUser | None = None,
     actor_name: str | None = None,
     now: datetime | None = None,
 ) -> PhasingEvent:
-    """Apply one change to one publication under a row lock, with its event."""
+    """Apply one change to one publication under a row lock, with its event.
+
+    A change that depends on the current state is given as a function of the locked
+    row, so it never acts on a stale copy.
+    """
     now = now or timezone.now()
     with transaction.atomic():
         locked = Publication.objects.select_for_update().get(pk=publication.pk)
+        if callable(change):
+            change = change(locked)
         event = _apply(locked, change, now=now, actor=actor, actor_name=actor_name)
         locked.save(update_fields=_SAVED_FIELDS)
         event.save()
@@ -301,20 +309,15 @@ def publication_resume(
     now: datetime | None = None,
 ) -> PhasingEvent:
     """Resume a paused update where it was, or a halted one from the policy's first step."""
-    percentage = None
-    if publication.state == PhasingState.HALTED:
-        percentage = policy_resolve(publication=publication).first_percentage
-    return publication_transition(
-        publication=publication,
-        change=Change(
-            EventKind.RESUMED,
-            percentage=percentage,
-            state=PhasingState.PHASING,
-            reason=_reason_required(reason),
-        ),
-        actor=actor,
-        now=now,
-    )
+    reason = _reason_required(reason)
+
+    def change(locked: Publication) -> Change:
+        percentage = None
+        if locked.state == PhasingState.HALTED:
+            percentage = policy_resolve(publication=locked).first_percentage
+        return Change(EventKind.RESUMED, percentage=percentage, state=PhasingState.PHASING, reason=reason)
+
+    return publication_transition(publication=publication, change=change, actor=actor, now=now)
 
 
 def publication_set_percentage(
@@ -326,17 +329,17 @@ def publication_set_percentage(
     now: datetime | None = None,
 ) -> PhasingEvent:
     """A person sets the percentage; on a halted update that is a decision to go on."""
-    state = PhasingState.PHASING if publication.state == PhasingState.HALTED else None
-    if publication.state == PhasingState.COMPLETE and percentage < 100:
-        state = PhasingState.PHASING
-    return publication_transition(
-        publication=publication,
-        change=Change(
-            EventKind.SET, percentage=percentage, state=state, reason=_reason_required(reason)
-        ),
-        actor=actor,
-        now=now,
-    )
+    reason = _reason_required(reason)
+
+    def change(locked: Publication) -> Change:
+        state = None
+        if locked.state == PhasingState.HALTED or (
+            locked.state == PhasingState.COMPLETE and percentage < 100
+        ):
+            state = PhasingState.PHASING
+        return Change(EventKind.SET, percentage=percentage, state=state, reason=reason)
+
+    return publication_transition(publication=publication, change=change, actor=actor, now=now)
 
 
 def publication_release(
@@ -361,8 +364,9 @@ def policy_resolve(*, publication: Publication) -> policy_rules.Rules:
     policies = {
         (p.release_id, p.source_package_id): p
         for p in Policy.objects.filter(
-            release_id__in=(publication.release_id, None),
-            source_package_id__in=(publication.source_package_id, None),
+            Q(source_package_id=publication.source_package_id)
+            | Q(release_id=publication.release_id)
+            | Q(release__isnull=True, source_package__isnull=True)
         )
     }
     return policies_resolve_from(

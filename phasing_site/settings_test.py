@@ -21,3 +21,5 @@ if not REDIS_URL:  # noqa: F405
     CELERY_BROKER_URL = "memory://"
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 LOGGING["root"]["level"] = "WARNING"  # noqa: F405
+# Whitenoise looks for STATIC_ROOT even when nothing was collected.
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # noqa: F405

@@ -7,12 +7,20 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import islice
+from operator import itemgetter
 
 from django.db import transaction
 from django.db.models import Count, Max, Min
 from django.db.models.functions import TruncDate
 
-from overview.models import CrashCounter, CrashReport, ErrorBucket, Problem, ProblemKind
+from overview.models import (
+    BucketVersionStat,
+    CrashCounter,
+    CrashReport,
+    ErrorBucket,
+    Problem,
+    ProblemKind,
+)
 from overview.sources.base import CrashReportRecord, ProblemRecord
 from packages.models import Release, SourcePackage
 
@@ -150,45 +158,72 @@ def _buckets_for(records: Sequence[CrashReportRecord], packages: dict[str, int])
 def _recount(
     records: Sequence[CrashReportRecord], releases: dict[str, int], packages: dict[str, int]
 ) -> None:
-    """Daily counters, as the error tracker keeps them: automated testing never counts."""
-    keys = {
-        (releases[r.release], packages[r.source_package], r.version)
-        for r in records
-        if not r.automated_testing and not r.from_proposed
-    }
+    """Daily counters and per-bucket statistics, as the error tracker keeps them.
+
+    Reports from automated testing and from -proposed never count. Everything is
+    recounted from the stored reports of the touched versions, so a re-run, or two
+    ingests at once, end in the same numbers.
+    """
+    counted = [r for r in records if not r.automated_testing and not r.from_proposed]
+    keys = {(releases[r.release], packages[r.source_package], r.version) for r in counted}
     if not keys:
         return
-    days = {r.reported_at.date() for r in records}
-    rows = (
-        CrashReport.objects.filter(
-            release_id__in={k[0] for k in keys},
-            source_package_id__in={k[1] for k in keys},
-            version__in={k[2] for k in keys},
-            automated_testing=False,
-            from_proposed=False,
-            reported_at__date__gte=min(days),
-            reported_at__date__lte=max(days),
-        )
+    days = {r.reported_at.date() for r in counted}
+    reports = CrashReport.objects.filter(
+        release_id__in={k[0] for k in keys},
+        source_package_id__in={k[1] for k in keys},
+        version__in={k[2] for k in keys},
+        automated_testing=False,
+        from_proposed=False,
+    )
+    key_of = itemgetter("release_id", "source_package_id", "version")
+    daily = (
+        reports.filter(reported_at__date__gte=min(days), reported_at__date__lte=max(days))
         .annotate(day=TruncDate("reported_at"))
         .values("release_id", "source_package_id", "version", "day")
         .annotate(n=Count("id"))
     )
-    counters = [
-        CrashCounter(
-            release_id=row["release_id"],
-            source_package_id=row["source_package_id"],
-            version=row["version"],
-            day=row["day"],
-            count=row["n"],
-        )
-        for row in rows
-        if (row["release_id"], row["source_package_id"], row["version"]) in keys
-    ]
     CrashCounter.objects.bulk_create(
-        counters,
+        [
+            CrashCounter(
+                release_id=row["release_id"],
+                source_package_id=row["source_package_id"],
+                version=row["version"],
+                day=row["day"],
+                count=row["n"],
+            )
+            for row in daily
+            if key_of(row) in keys
+        ],
         update_conflicts=True,
         unique_fields=("release", "source_package", "version", "day"),
         update_fields=("count",),
+        batch_size=1000,
+    )
+    buckets = {
+        (releases[r.release], packages[r.source_package], r.version, r.signature) for r in counted
+    }
+    stats = (
+        reports.filter(bucket__signature__in={b[3] for b in buckets})
+        .values("release_id", "source_package_id", "version", "bucket_id", "bucket__signature")
+        .annotate(n=Count("id"), systems=Count("system_id", distinct=True))
+    )
+    BucketVersionStat.objects.bulk_create(
+        [
+            BucketVersionStat(
+                release_id=row["release_id"],
+                source_package_id=row["source_package_id"],
+                version=row["version"],
+                bucket_id=row["bucket_id"],
+                reports=row["n"],
+                systems=row["systems"],
+            )
+            for row in stats
+            if (*key_of(row), row["bucket__signature"]) in buckets
+        ],
+        update_conflicts=True,
+        unique_fields=("release", "source_package", "version", "bucket"),
+        update_fields=("reports", "systems"),
         batch_size=1000,
     )
 

@@ -58,10 +58,15 @@ def crash_source(name: str | None = None) -> CrashSource:
 
         return LocalCrashSource(feed=None)
     if name == "errortracker":
-        from overview.sources.errortracker import ErrorTrackerSource
+        from overview.sources.errortracker import ErrorTrackerSource, release_names_from_versions
+        from packages.models import Release
 
         return ErrorTrackerSource(
             api_root=settings.PHASING_ERRORTRACKER_API_ROOT,
             timeout=settings.PHASING_HTTP_TIMEOUT,
+            exclude_proposed=settings.PHASING_EXCLUDE_PROPOSED,
+            release_names=release_names_from_versions(
+                dict(Release.objects.values_list("codename", "version"))
+            ),
         )
     raise ValueError(f"unknown crash source {name!r}")

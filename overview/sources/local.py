@@ -1,10 +1,10 @@
 """A crash source that judges the crash reports held in Phasing's own database.
 
 Reports arrive from a feed (the simulator, or an import) through
-overview.services.crashes.crash_reports_ingest; this source answers the controller's
-questions from them with the error tracker's rules (overview.crashes), as of the
-moment asked about, so a replay of the past sees only the reports of its past.
-Three queries answer any number of publications.
+overview.services.crashes.crash_reports_ingest, which keeps daily counters and
+per-bucket statistics as the error tracker does; this source answers the controller's
+questions from those with the error tracker's rules (overview.crashes). Two queries
+over the small aggregate tables answer any number of publications.
 """
 
 from __future__ import annotations
@@ -14,10 +14,9 @@ from collections.abc import Iterator, Sequence
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db.models import Count, Sum
 
 from overview import crashes
-from overview.models import CrashCounter, CrashReport
+from overview.models import BucketVersionStat, CrashCounter
 from overview.sources.base import CrashAnswer, CrashQuery, CrashReportRecord, ProblemRecord
 
 
@@ -48,65 +47,54 @@ class LocalCrashSource:
         if not queries:
             return {}
         packages = {q.source_package for q in queries}
-        versions = {q.version for q in queries} | {q.previous_version for q in queries}
         releases = {q.release for q in queries}
-        reports = CrashReport.objects.filter(
-            source_package__name__in=packages,
-            version__in=versions,
-            release__codename__in=releases,
-            reported_at__lte=now,
-            automated_testing=False,
-        )
-        if settings.PHASING_EXCLUDE_PROPOSED:
-            reports = reports.filter(from_proposed=False)
+        versions = {q.version for q in queries} | {q.previous_version for q in queries}
+        scope = {
+            "source_package__name__in": packages,
+            "release__codename__in": releases,
+            "version__in": versions,
+        }
 
         # 1. Buckets per (release, package, version), with distinct systems.
         buckets: dict[tuple[str, str, str], list[tuple[crashes.BucketCounts, str]]] = defaultdict(
             list
         )
-        rows = reports.values(
+        rows = BucketVersionStat.objects.filter(**scope).values_list(
             "release__codename",
             "source_package__name",
             "version",
             "bucket__signature",
             "bucket__function",
             "bucket__retrace_failed",
-        ).annotate(reports=Count("id"), systems=Count("system_id", distinct=True))
-        for row in rows:
-            key = (row["release__codename"], row["source_package__name"], row["version"])
-            counts = crashes.BucketCounts(
-                row["bucket__signature"],
-                row["reports"],
-                row["systems"],
-                row["bucket__retrace_failed"],
-            )
-            buckets[key].append((counts, row["bucket__function"]))
+            "reports",
+            "systems",
+        )
+        for (
+            release,
+            package,
+            version,
+            signature,
+            function,
+            retrace_failed,
+            reports,
+            systems,
+        ) in rows:
+            counts = crashes.BucketCounts(signature, reports, systems, retrace_failed)
+            buckets[(release, package, version)].append((counts, function))
 
-        # 2. Today's crashes of each version, counted up to `now`.
-        midnight = now.replace(hour=0, minute=0, second=0, microsecond=0)
-        today: dict[tuple[str, str, str], int] = {
-            (r["release__codename"], r["source_package__name"], r["version"]): r["n"]
-            for r in reports.filter(reported_at__gte=midnight)
-            .values("release__codename", "source_package__name", "version")
-            .annotate(n=Count("id"))
-        }
-
-        # 3. Daily counters of the previous versions over the baseline period.
-        first_day = midnight.date() - timedelta(days=settings.PHASING_RATE_BASELINE_DAYS)
+        # 2. and 3. Daily counters: today's for the new versions, the baseline period's
+        # for the previous ones.
+        today_date = now.date()
+        first_day = today_date - timedelta(days=settings.PHASING_RATE_BASELINE_DAYS)
+        today: dict[tuple[str, str, str], int] = {}
         daily: dict[tuple[str, str, str], dict] = defaultdict(dict)
-        for row in (
-            CrashCounter.objects.filter(
-                source_package__name__in=packages,
-                version__in={q.previous_version for q in queries},
-                release__codename__in=releases,
-                day__gte=first_day,
-                day__lt=midnight.date(),
-            )
-            .values("release__codename", "source_package__name", "version", "day")
-            .annotate(n=Sum("count"))
-        ):
-            key = (row["release__codename"], row["source_package__name"], row["version"])
-            daily[key][row["day"]] = row["n"]
+        for release, package, version, day, count in CrashCounter.objects.filter(
+            **scope, day__gte=first_day, day__lte=today_date
+        ).values_list("release__codename", "source_package__name", "version", "day", "count"):
+            if day == today_date:
+                today[(release, package, version)] = count
+            else:
+                daily[(release, package, version)][day] = count
 
         rules = thresholds()
         answers: dict[CrashQuery, CrashAnswer] = {}

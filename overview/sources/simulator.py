@@ -193,6 +193,7 @@ class Simulator:
         self.writes: list[tuple[str, str, str, int]] = []
         self._timelines: dict[tuple[str, str], tuple[datetime, list[Upload]]] = {}
         self._bucket_cache: dict[str, list[tuple[str, str, float]]] = {}
+        self._day_cache: dict[tuple, list] = {}
 
     # The world -----------------------------------------------------------------------
 
@@ -317,8 +318,12 @@ class Simulator:
         self, *, release: str, since: datetime | None, now: datetime
     ) -> Iterator[PublicationRecord]:
         for upload in self.uploads(until=now, release=release):
-            if since is not None and upload.published < since and upload.superseded < since:
-                continue
+            if (
+                since is not None
+                and upload.published < since
+                and not since <= upload.superseded <= now
+            ):
+                continue  # nothing about it changed since
             superseded = upload.superseded <= now
             yield PublicationRecord(
                 release=upload.release,
@@ -403,13 +408,7 @@ class Simulator:
         end = now if following is None else min(now, following.published + timedelta(hours=60))
         day = begin.replace(hour=0)
         while day <= end:
-            # One generator per version and day, drawn for every hour of the day, so the
-            # counts of an hour do not depend on which window asked for it.
-            rng = _rng(self.seed, "crashes", upload.release, upload.package, upload.version, day)
-            for hour in range(24):
-                moment = day + hour * HOUR
-                share_left = 1.0 - (following.ramp_share(moment) if following else 0.0)
-                counts = self._hourly_counts(rng, upload, moment, share_left)
+            for moment, counts in self._day_counts(upload, following, day):
                 if not begin <= moment <= end:
                     continue
                 for signature, function, count in counts:
@@ -419,6 +418,25 @@ class Simulator:
                     for index in range(count):
                         yield self._report(report_rng, upload, signature, function, moment, index)
             day += timedelta(days=1)
+
+    def _day_counts(
+        self, upload: Upload, following: Upload | None, day: datetime
+    ) -> list[tuple[datetime, list[tuple[str, str, int]]]]:
+        key = (upload.release, upload.package, upload.version, day)
+        cached = self._day_cache.get(key)
+        if cached is None:
+            # One generator per version and day, drawn for every hour of the day, so the
+            # counts of an hour do not depend on which window asked for it.
+            rng = _rng(self.seed, "crashes", upload.release, upload.package, upload.version, day)
+            cached = []
+            for hour in range(24):
+                moment = day + hour * HOUR
+                share_left = 1.0 - (following.ramp_share(moment) if following else 0.0)
+                cached.append((moment, self._hourly_counts(rng, upload, moment, share_left)))
+            if len(self._day_cache) > 200_000:
+                self._day_cache.clear()
+            self._day_cache[key] = cached
+        return cached
 
     def _report(
         self,

@@ -109,8 +109,8 @@ class Command(BaseCommand):
     def _replay(self, simulator: Simulator, start, now, *, step: timedelta) -> None:
         crashes = LocalCrashSource(feed=simulator)
         publications_sync(simulator, now=start)
-        with tqdm(desc="crash reports", unit=" reports", file=self.stderr) as bar:
-            crashes_sync(crashes, since=start - timedelta(days=15), now=now, progress=bar.update)
+        with tqdm(desc="crash reports before the replay", unit=" reports", file=self.stderr) as bar:
+            crashes_sync(crashes, since=start - timedelta(days=15), now=start, progress=bar.update)
         triager = get_user_model().objects.filter(groups__name=TRIAGERS).first()
         admin = (
             get_user_model()
@@ -125,6 +125,7 @@ class Command(BaseCommand):
             while moment < now:
                 moment = min(moment + step, now)
                 publications_sync(simulator, now=moment, since=moment - step - timedelta(hours=1))
+                crashes_sync(crashes, since=moment - step, now=moment)
                 decisions = controller.tick(now=moment, crash_source=crashes)
                 halts = [d for d in decisions if d.action == "halt"]
                 if halts and triager and admin:

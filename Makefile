@@ -1,0 +1,56 @@
+# Phasing: `make run` brings up the demo, `make test` runs the whole suite.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+CELERY := $(VENV)/bin/celery
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: run test install install-dev browser-deps lint bench check-deploy clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet .
+	touch $@
+
+$(VENV)/.installed-dev: $(VENV)/.installed pyproject.toml
+	$(PY) -m pip install --quiet ".[dev]"
+	touch $@
+
+install: $(VENV)/.installed
+install-dev: $(VENV)/.installed-dev
+
+# The demo on the embedded default (SQLite, filesystem broker) unless DATABASE_URL /
+# REDIS_URL say otherwise. Ctrl-C stops the web server, the worker and beat together.
+run: export DEBUG ?= 1
+run: install
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py demo_accounts
+	$(PY) manage.py seed_demo --if-empty
+	@echo "Phasing on http://$(HOST):$(PORT)/ (Ctrl-C stops everything)"
+	@trap 'kill 0' INT TERM EXIT; \
+	$(CELERY) -A phasing_site worker --loglevel=warning --concurrency=2 --pool=threads & \
+	$(CELERY) -A phasing_site beat --loglevel=warning & \
+	$(PY) manage.py runserver $(HOST):$(PORT) --noreload
+
+browser-deps:
+	@scripts/browser-deps
+
+test: install-dev browser-deps
+	$(PY) -m pytest
+
+lint: install-dev
+	$(PY) -m ruff check .
+	$(PY) manage.py makemigrations --check --dry-run
+
+check-deploy: install
+	DEBUG=0 SECRET_KEY=check-deploy-$$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n') \
+	  ALLOWED_HOSTS=phasing.example.org REDIS_URL=redis://127.0.0.1:6379/0 \
+	  $(PY) manage.py check --deploy --fail-level WARNING
+
+bench: install-dev
+	$(PY) -m bench
+
+clean:
+	rm -rf var staticfiles test-artifacts .pytest_cache

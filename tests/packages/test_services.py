@@ -1,0 +1,145 @@
+"""The single entry point for percentage and state: one event per change, rules enforced."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.core.exceptions import ValidationError
+
+from packages.models import EventKind, PhasingEvent, PhasingState, Policy, WriteBack
+from packages.services import (
+    TransitionError,
+    policy_resolve,
+    publication_advance,
+    publication_halt,
+    publication_pause,
+    publication_release,
+    publication_resume,
+    publication_set_percentage,
+    publication_supersede,
+)
+from tests.factories import NOW, PublicationFactory, UserFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def admin():
+    return UserFactory(username="archive-admin")
+
+
+def test_each_change_writes_exactly_one_event(admin, django_capture_on_commit_callbacks):
+    publication = PublicationFactory(phased_update_percentage=30)
+    with django_capture_on_commit_callbacks():
+        publication_advance(publication=publication, percentage=40, now=NOW)
+        publication_pause(
+            publication=publication, actor=admin, reason="waiting for a bug report", now=NOW
+        )
+        publication_resume(
+            publication=publication, actor=admin, reason="bug report explained", now=NOW
+        )
+    events = list(PhasingEvent.objects.filter(publication=publication).order_by("id"))
+    assert [
+        (e.kind, e.old_percentage, e.new_percentage, e.old_state, e.new_state) for e in events
+    ] == [
+        (EventKind.ADVANCED, 30, 40, "phasing", "phasing"),
+        (EventKind.PAUSED, 40, 40, "phasing", "paused"),
+        (EventKind.RESUMED, 40, 40, "paused", "phasing"),
+    ]
+    assert [e.actor_name for e in events] == ["controller", "archive-admin", "archive-admin"]
+
+
+def test_a_percentage_change_is_queued_for_write_back_and_a_pause_is_not(admin):
+    publication = PublicationFactory(phased_update_percentage=30)
+    advanced = publication_advance(publication=publication, percentage=40, now=NOW)
+    paused = publication_pause(publication=publication, actor=admin, reason="look", now=NOW)
+    assert advanced.write_back == WriteBack.PENDING
+    assert paused.write_back == WriteBack.NOT_NEEDED
+
+
+def test_a_halt_dials_to_zero_and_needs_a_reason(admin):
+    publication = PublicationFactory(phased_update_percentage=60)
+    with pytest.raises(ValidationError):
+        publication_halt(publication=publication, reason="  ", actor=admin)
+    publication_halt(publication=publication, reason="crashes on start", actor=admin, now=NOW)
+    publication.refresh_from_db()
+    assert (publication.phased_update_percentage, publication.state) == (0, PhasingState.HALTED)
+
+
+def test_a_halted_update_resumes_from_the_policys_first_step(admin):
+    publication = PublicationFactory(phased_update_percentage=60)
+    Policy.objects.create(source_package=publication.source_package, start_percentage=5, step=5)
+    publication_halt(publication=publication, reason="crashes", actor=admin, now=NOW)
+    publication_resume(
+        publication=publication, actor=admin, reason="not ours", now=NOW + timedelta(hours=1)
+    )
+    publication.refresh_from_db()
+    assert (publication.phased_update_percentage, publication.state) == (5, PhasingState.PHASING)
+    assert publication.last_increase_at == NOW + timedelta(hours=1)
+
+
+def test_only_a_paused_or_halted_update_can_be_resumed(admin):
+    publication = PublicationFactory()
+    with pytest.raises(TransitionError):
+        publication_resume(publication=publication, actor=admin, reason="why not")
+    assert PhasingEvent.objects.filter(publication=publication).count() == 0
+
+
+def test_a_superseded_update_cannot_be_changed(admin):
+    old = PublicationFactory()
+    new = PublicationFactory(source_package=old.source_package, release=old.release)
+    publication_supersede(publication=old, by=new, now=NOW)
+    with pytest.raises(TransitionError):
+        publication_set_percentage(publication=old, percentage=50, actor=admin, reason="oops")
+    old.refresh_from_db()
+    assert (old.state, old.status, old.superseded_by) == (
+        PhasingState.SUPERSEDED,
+        "superseded",
+        new,
+    )
+
+
+def test_superseding_twice_writes_one_event():
+    old = PublicationFactory()
+    new = PublicationFactory(source_package=old.source_package, release=old.release)
+    publication_supersede(publication=old, by=new, now=NOW)
+    assert publication_supersede(publication=old, by=new, now=NOW) is None
+    assert old.events.filter(kind=EventKind.SUPERSEDED).count() == 1
+
+
+def test_setting_100_completes_and_release_goes_straight_to_100(admin):
+    one, two = PublicationFactory(), PublicationFactory()
+    publication_set_percentage(
+        publication=one, percentage=100, actor=admin, reason="urgent", now=NOW
+    )
+    publication_release(publication=two, actor=admin, reason="security fix in updates", now=NOW)
+    for publication in (one, two):
+        publication.refresh_from_db()
+        assert (publication.phased_update_percentage, publication.state) == (
+            100,
+            PhasingState.COMPLETE,
+        )
+        assert publication.completed_at == NOW
+
+
+@pytest.mark.parametrize("percentage", [-1, 101])
+def test_a_percentage_outside_0_to_100_is_refused(admin, percentage):
+    publication = PublicationFactory(phased_update_percentage=30)
+    with pytest.raises(TransitionError):
+        publication_set_percentage(
+            publication=publication, percentage=percentage, actor=admin, reason="x"
+        )
+    publication.refresh_from_db()
+    assert publication.phased_update_percentage == 30
+
+
+def test_policy_resolves_package_then_release_then_global():
+    publication = PublicationFactory()
+    assert policy_resolve(publication=publication).step == 10
+    Policy.objects.create(step=20)
+    assert policy_resolve(publication=publication).step == 20
+    Policy.objects.create(release=publication.release, step=5)
+    assert policy_resolve(publication=publication).step == 5
+    Policy.objects.create(source_package=publication.source_package, step=1)
+    assert policy_resolve(publication=publication).step == 1
