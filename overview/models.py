@@ -74,7 +74,7 @@ class CrashReport(models.Model):
         return f"Crash report {self.pk}"
 
     def get_absolute_url(self) -> str:
-        return reverse("overview:report", args=[self.pk])
+        return reverse("triage:report", args=[self.pk])
 
 
 class CrashCounter(models.Model):

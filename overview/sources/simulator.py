@@ -247,7 +247,9 @@ class Simulator:
         key = (release.codename, package)
         cached = self._timelines.get(key)
         if cached is None or cached[0] < until:
-            cached = (until, self._generate_timeline(release, package, until=until))
+            # Generate ahead: the timeline is the same prefix however far it goes.
+            ahead = until + timedelta(days=30)
+            cached = (ahead, self._generate_timeline(release, package, until=ahead))
             self._timelines[key] = cached
         return [upload for upload in cached[1] if upload.published <= until]
 
