@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from django.contrib.auth.models import Group
+from django.contrib.auth.models import Group, Permission
 from django.test import Client
 
-from overview.roles import ARCHIVE_ADMINS, TRIAGERS
+from overview.roles import ARCHIVE_ADMINS, GROUP_PERMISSIONS, TRIAGERS
 from tests.factories import UserFactory
 
 
@@ -21,6 +21,18 @@ def _client_for(user) -> Client:
     return client
 
 
+def _group(name: str) -> Group:
+    """The group the data migration made; transactional tests flush it, so remake it then."""
+    group, created = Group.objects.get_or_create(name=name)
+    if created:  # flush re-makes permissions (post_migrate), not the migration's groups
+        for code in GROUP_PERMISSIONS[name]:
+            app_label, codename = code.split(".")
+            group.permissions.add(
+                Permission.objects.get(content_type__app_label=app_label, codename=codename)
+            )
+    return group
+
+
 @pytest.fixture
 def member_user(db):
     return UserFactory(username="member")
@@ -29,14 +41,14 @@ def member_user(db):
 @pytest.fixture
 def triager_user(db):
     user = UserFactory(username="triager")
-    user.groups.add(Group.objects.get(name=TRIAGERS))
+    user.groups.add(_group(TRIAGERS))
     return user
 
 
 @pytest.fixture
 def archive_admin_user(db):
     user = UserFactory(username="archiveadmin", is_staff=True)
-    user.groups.add(Group.objects.get(name=ARCHIVE_ADMINS))
+    user.groups.add(_group(ARCHIVE_ADMINS))
     return user
 
 

@@ -50,7 +50,11 @@ class Command(BaseCommand):
         parser.add_argument(
             "--publications", type=int, default=0, help="aim for this many in phasing"
         )
-        parser.add_argument("--days", type=int, default=10, help="days of history to replay")
+        parser.add_argument("--packages", type=int, default=0, help="source packages (default 300)")
+        parser.add_argument(
+            "--baseline-days", type=int, default=15, help="days of crash reports before the replay"
+        )
+        parser.add_argument("--days", type=int, default=7, help="days of history to replay")
         parser.add_argument(
             "--step-hours", type=int, default=1, help="hours between replayed ticks"
         )
@@ -66,7 +70,7 @@ class Command(BaseCommand):
             self.stdout.write("The database already has publications; nothing seeded.")
             return
         releases = 6
-        packages = (
+        packages = options["packages"] or (
             packages_for(options["publications"], releases=releases, mean_days=options["mean_days"])
             if options["publications"]
             else 300
@@ -92,7 +96,13 @@ class Command(BaseCommand):
             override_settings(EMAIL_BACKEND="django.core.mail.backends.locmem.EmailBackend"),
             write_back_deferred() as pending,
         ):
-            self._replay(simulator, start, now, step=timedelta(hours=options["step_hours"]))
+            self._replay(
+                simulator,
+                start,
+                now,
+                step=timedelta(hours=options["step_hours"]),
+                baseline=timedelta(days=options["baseline_days"]),
+            )
             percentages_write_back(event_ids=pending, source=simulator)
         SourceSync.objects.update_or_create(
             name=REPLAY, defaults={"kind": "demo", "last_attempt_at": now, "last_success_at": now}
@@ -106,11 +116,13 @@ class Command(BaseCommand):
             )
         )
 
-    def _replay(self, simulator: Simulator, start, now, *, step: timedelta) -> None:
+    def _replay(
+        self, simulator: Simulator, start, now, *, step: timedelta, baseline: timedelta
+    ) -> None:
         crashes = LocalCrashSource(feed=simulator)
         publications_sync(simulator, now=start)
         with tqdm(desc="crash reports before the replay", unit=" reports", file=self.stderr) as bar:
-            crashes_sync(crashes, since=start - timedelta(days=15), now=start, progress=bar.update)
+            crashes_sync(crashes, since=start - baseline, now=start, progress=bar.update)
         triager = get_user_model().objects.filter(groups__name=TRIAGERS).first()
         admin = (
             get_user_model()
