@@ -29,9 +29,18 @@ ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 
 @pytest.fixture(scope="session")
 def chromium():
-    playwright_sync = pytest.importorskip("playwright.sync_api")
+    # CI sets PHASING_REQUIRE_BROWSER so a missing browser fails instead of skipping.
+    required = os.environ.get("PHASING_REQUIRE_BROWSER", "") not in ("", "0")
     if not Path(CHROMIUM).exists():
+        if required:
+            pytest.fail(f"{CHROMIUM} is not installed (apt-get install chromium)")
         pytest.skip(f"{CHROMIUM} is not installed")
+    try:
+        import playwright.sync_api as playwright_sync
+    except ImportError:
+        if required:
+            raise
+        pytest.skip("playwright is not installed")
     ARTIFACTS.mkdir(exist_ok=True)
     with playwright_sync.sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
