@@ -1,0 +1,63 @@
+"""The Celery tasks, run by a real worker on the configured broker (Redis in CI)."""
+
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+
+import pytest
+from celery.contrib.testing.worker import start_worker
+from django.utils import timezone
+
+from overview import tasks
+from overview.sources import simulated_archive
+from packages.models import PhasingEvent, PhasingState, WriteBack
+from phasing_site.celery import app
+from tests.factories import PublicationFactory
+
+pytestmark = [pytest.mark.celery_worker, pytest.mark.django_db(transaction=True)]
+
+
+def wait_for(predicate, *, seconds: float = 30.0):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.2)
+    return False
+
+
+@pytest.fixture
+def worker(settings):
+    settings.PHASING_SIMULATOR_PACKAGES = 5
+    simulated_archive.cache_clear()
+    with start_worker(
+        app, pool="threads", concurrency=2, perform_ping_check=False, shutdown_timeout=20
+    ):
+        yield
+    simulated_archive.cache_clear()
+
+
+def test_a_tick_sent_to_the_worker_advances_the_update_and_writes_it_back(worker):
+    publication = PublicationFactory(last_increase_at=timezone.now() - timedelta(hours=7))
+    tasks.tick.delay()
+
+    def advanced() -> bool:
+        publication.refresh_from_db()
+        return publication.phased_update_percentage == 20
+
+    assert wait_for(advanced), "the worker did not run the tick"
+    event = PhasingEvent.objects.get(publication=publication)
+    assert wait_for(lambda: PhasingEvent.objects.get(pk=event.pk).write_back == WriteBack.APPLIED)
+    assert publication.state == PhasingState.PHASING
+
+
+def test_a_tick_run_twice_by_the_worker_steps_once(worker):
+    publication = PublicationFactory(last_increase_at=timezone.now() - timedelta(hours=7))
+    tasks.tick.delay()
+    tasks.tick.delay()
+    assert wait_for(lambda: PhasingEvent.objects.filter(publication=publication).count() >= 1)
+    time.sleep(2)  # give the second tick time to do something wrong
+    publication.refresh_from_db()
+    assert publication.phased_update_percentage == 20
+    assert PhasingEvent.objects.filter(publication=publication).count() == 1

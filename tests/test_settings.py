@@ -1,0 +1,104 @@
+"""Settings load from the environment, with safe defaults and loud errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PROBE = (
+    "import json, django; from django.conf import settings as s; django.setup(); "
+    "print(json.dumps({'engine': s.DATABASES['default']['ENGINE'], 'broker': s.CELERY_BROKER_URL, "
+    "'cache': s.CACHES['default']['BACKEND'], 'debug': s.DEBUG, 'hosts': s.ALLOWED_HOSTS, "
+    "'email': s.EMAIL_BACKEND}))"
+)
+
+
+def load(tmp_path, **env) -> subprocess.CompletedProcess:
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in {"DATABASE_URL", "REDIS_URL", "DEBUG", "SECRET_KEY", "CELERY_BROKER_URL"}
+    }
+    clean.update(
+        {"DJANGO_SETTINGS_MODULE": "phasing_site.settings", "PHASING_VAR_DIR": str(tmp_path)}, **env
+    )
+    return subprocess.run(
+        [sys.executable, "-c", PROBE],
+        cwd=ROOT,
+        env=clean,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_with_nothing_set_the_embedded_default_needs_no_server(tmp_path):
+    result = load(tmp_path, DEBUG="1")
+    values = json.loads(result.stdout)
+    assert values["engine"] == "django.db.backends.sqlite3"
+    assert values["broker"] == "filesystem://"
+    assert values["cache"].endswith("FileBasedCache")
+    assert values["email"].endswith("console.EmailBackend")
+    assert (tmp_path / "broker" / "processed").is_dir()
+
+
+def test_with_postgresql_and_redis_set_it_uses_them(tmp_path):
+    result = load(
+        tmp_path,
+        DEBUG="0",
+        SECRET_KEY="x" * 60,
+        ALLOWED_HOSTS="phasing.example.org",
+        DATABASE_URL="postgres://postgres@127.0.0.1:5432/phasing",
+        REDIS_URL="redis://127.0.0.1:6379/0",
+    )
+    values = json.loads(result.stdout)
+    assert values["engine"] == "django.db.backends.postgresql"
+    assert values["broker"] == "redis://127.0.0.1:6379/0"
+    assert values["cache"].endswith("RedisCache")
+    assert values["hosts"] == ["phasing.example.org"]
+    assert values["email"].endswith("smtp.EmailBackend")
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"DEBUG": "maybe"}, "DEBUG must be a boolean"),
+        ({"DEBUG": "0"}, "SECRET_KEY must be set"),
+        ({"DEBUG": "1", "EMAIL_PORT": "twenty-five"}, "EMAIL_PORT must be a whole number"),
+    ],
+)
+def test_a_bad_or_missing_value_stops_start_up_with_a_clear_message(tmp_path, env, message):
+    result = load(tmp_path, **env)
+    assert result.returncode != 0
+    assert message in result.stderr
+
+
+def test_production_settings_pass_check_deploy(tmp_path):
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in {"DEBUG", "SECRET_KEY", "SECURE_SSL_REDIRECT"}
+    }
+    env.update(
+        DJANGO_SETTINGS_MODULE="phasing_site.settings",
+        PHASING_VAR_DIR=str(tmp_path),
+        DEBUG="0",
+        SECRET_KEY="a-long-random-production-secret-key-0123456789-abcdefghijklmnop",
+        ALLOWED_HOSTS="phasing.example.org",
+        REDIS_URL="redis://127.0.0.1:6379/0",
+    )
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
