@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+# Set for this test run (settings_test, the browser tests), not by a deployment.
+TEST_RUN_ONLY = {"DEBUG", "SECRET_KEY", "SECURE_SSL_REDIRECT", "DJANGO_ALLOW_ASYNC_UNSAFE"}
 PROBE = (
     "import json, django; from django.conf import settings as s; django.setup(); "
     "print(json.dumps({'engine': s.DATABASES['default']['ENGINE'], 'broker': s.CELERY_BROKER_URL, "
@@ -23,7 +25,7 @@ def load(tmp_path, **env) -> subprocess.CompletedProcess:
     clean = {
         k: v
         for k, v in os.environ.items()
-        if k not in {"DATABASE_URL", "REDIS_URL", "DEBUG", "SECRET_KEY", "CELERY_BROKER_URL"}
+        if k not in TEST_RUN_ONLY | {"DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL"}
     }
     clean.update(
         {"DJANGO_SETTINGS_MODULE": "phasing_site.settings", "PHASING_VAR_DIR": str(tmp_path)}, **env
@@ -80,11 +82,7 @@ def test_a_bad_or_missing_value_stops_start_up_with_a_clear_message(tmp_path, en
 
 
 def test_production_settings_pass_check_deploy(tmp_path):
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in {"DEBUG", "SECRET_KEY", "SECURE_SSL_REDIRECT"}
-    }
+    env = {k: v for k, v in os.environ.items() if k not in TEST_RUN_ONLY}
     env.update(
         DJANGO_SETTINGS_MODULE="phasing_site.settings",
         PHASING_VAR_DIR=str(tmp_path),
