@@ -8,7 +8,7 @@ from celery import shared_task
 from django.core.cache import cache
 
 from overview import controller
-from overview.services.sync import crashes_sync, publications_sync
+from overview.services.sync import crashes_sync, publications_sync_since_last
 from overview.services.writeback import percentages_write_back
 from overview.sources import crash_source, publication_source
 
@@ -24,7 +24,7 @@ def sync_sources() -> dict:
         log.info("a sync is already running; skipped")
         return {"skipped": True}
     try:
-        publications = publications_sync(publication_source())
+        publications = publications_sync_since_last(publication_source())
         crashes = crashes_sync(crash_source())
         return {"publications": publications.as_dict(), "crashes": crashes}
     finally:
@@ -37,6 +37,8 @@ def tick() -> int:
     return len(controller.tick())
 
 
-@shared_task(time_limit=600, soft_time_limit=540, acks_late=True, max_retries=5, default_retry_delay=60)
+@shared_task(
+    time_limit=600, soft_time_limit=540, acks_late=True, max_retries=5, default_retry_delay=60
+)
 def write_back_percentages(event_ids: list[int]) -> dict:
     return percentages_write_back(event_ids=event_ids)

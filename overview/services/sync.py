@@ -61,6 +61,22 @@ class SyncSummary:
         }
 
 
+# A source may skip a record it cannot read yet (Launchpad, before binaries are built);
+# asking again from a day before the last success brings it back once it can.
+INCREMENTAL_MARGIN = timedelta(days=1)
+
+
+def publications_sync_since_last(
+    source: PublicationSource, *, now: datetime | None = None
+) -> SyncSummary:
+    """The periodic sync: what changed since the last successful one (all, the first time)."""
+    status = SourceSync.objects.filter(name=f"{source.name}:publications").first()
+    since = (
+        status.last_success_at - INCREMENTAL_MARGIN if status and status.last_success_at else None
+    )
+    return publications_sync(source, now=now, since=since)
+
+
 def _record_problem(record: PublicationRecord) -> str:
     if not isinstance(record, PublicationRecord):
         return "not a publication record"

@@ -10,7 +10,7 @@ from django.core.management import call_command
 
 from overview.models import BucketVersionStat, CrashCounter, CrashReport, SourceSync
 from overview.services.crashes import crash_reports_ingest
-from overview.services.sync import publications_sync
+from overview.services.sync import publications_sync, publications_sync_since_last
 from overview.sources.base import CrashReportRecord, PublicationRecord, ReleaseRecord, SourceError
 from packages.models import ArchiveStatus, EventKind, PhasingState, Pocket, Publication
 
@@ -193,3 +193,32 @@ def test_the_sync_command_prints_a_summary(capsys, settings):
     out = capsys.readouterr().out
     assert "simulator:" in out and "new" in out and "0 errors" in out
     assert Publication.objects.exists()
+
+
+def test_the_periodic_sync_asks_only_for_what_changed_since_the_last_one():
+    asked = []
+
+    class Recording(ListSource):
+        def publications(self, *, release, since, now):
+            asked.append(since)
+            return super().publications(release=release, since=since, now=now)
+
+    source = Recording([record()])
+    publications_sync_since_last(source, now=T0)
+    publications_sync_since_last(source, now=T0 + timedelta(hours=1))
+    assert asked[:2] == [None, None]  # the first sync reads everything, both releases
+    assert asked[2:] == [T0 - timedelta(days=1)] * 2
+
+
+def test_the_sources_check_command_says_what_answers(capsys, settings):
+    settings.PHASING_SIMULATOR_PACKAGES = 10
+    from overview.sources import simulated_archive
+
+    simulated_archive.cache_clear()
+    try:
+        call_command("phasing_sources", "check")
+    finally:
+        simulated_archive.cache_clear()
+    out = capsys.readouterr().out
+    assert "publications: simulator answers" in out
+    assert "crashes: simulator configured" in out
