@@ -263,7 +263,8 @@ class Simulator:
         moment = start + timedelta(hours=rng.uniform(0, self.mean_days * 24))
         previous = base
         uploads: list[Upload] = []
-        number = 1 + int((start - _RELEASED[release.codename]).days / self.mean_days)
+        # Earlier updates of a long-lived release were fewer than now: keep the number modest.
+        number = 1 + int((start - _RELEASED[release.codename]).days / (4 * self.mean_days))
         while moment <= until:
             version = f"{base}.{number}"
             person_rng = _rng(self.seed, "people", release.codename, package, number)
