@@ -44,7 +44,12 @@ from packages.models import (
     Policy,
     Publication,
 )
-from packages.services import Change, policies_resolve_from, publications_apply
+from packages.services import (
+    Change,
+    policies_resolve_from,
+    publications_apply,
+    publications_save,
+)
 
 log = logging.getLogger(__name__)
 
@@ -187,12 +192,7 @@ def _decide_all(
         elif _hold_fields_changed(publication):
             holds.append(publication)
     events = publications_apply(changes, now=now)
-    if holds:
-        Publication.objects.bulk_update(
-            holds,
-            _HOLD_FIELDS,
-            batch_size=500,
-        )
+    publications_save(holds, _HOLD_FIELDS)
     halt_events = {e.publication_id: e for e in events if e.kind == EventKind.HALTED}
     halt_notifications_create(
         [(publication, halt_events[publication.pk], blocking) for publication, blocking in halted],

@@ -18,7 +18,7 @@ from datetime import datetime
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -240,10 +240,47 @@ def publications_apply(
         for publication, change in changes
     ]
     if events:
-        Publication.objects.bulk_update([p for p, _ in changes], _SAVED_FIELDS, batch_size=500)
+        publications_save([p for p, _ in changes], _SAVED_FIELDS)
         PhasingEvent.objects.bulk_create(events, batch_size=500)
         _queue_write_back(events)
     return events
+
+
+def publications_save(publications: Sequence[Publication], fields: Sequence[str]) -> None:
+    """Save `fields` of many publications in one statement.
+
+    Django's bulk_update builds a CASE WHEN per field and row, which costs more Python
+    time than the database spends on the update; on PostgreSQL one UPDATE ... FROM
+    unnest(...) does the same. Callers hold the rows locked.
+    """
+    if not publications:
+        return
+    if connection.vendor != "postgresql":
+        Publication.objects.bulk_update(publications, fields, batch_size=500)
+        return
+    meta = Publication._meta
+    columns = [meta.get_field(name) for name in fields]
+    pk = meta.pk
+    types = [pk.rel_db_type(connection)] + [
+        (c.rel_db_type(connection) if c.is_relation else c.db_type(connection)) or "text"
+        for c in columns
+    ]
+    quote = connection.ops.quote_name
+    names = [quote(c.column) for c in columns]
+    # One typed array per column through unnest(): a fixed number of parameters.
+    arrays = ", ".join(f"%s::{t}[]" for t in types)
+    assignments = ", ".join(f"{n} = v.{n}" for n in names)
+    sql = (
+        f"UPDATE {quote(meta.db_table)} AS t SET {assignments} "
+        f"FROM unnest({arrays}) AS v({quote(pk.column)}, {', '.join(names)}) "
+        f"WHERE t.{quote(pk.column)} = v.{quote(pk.column)}"
+    )
+    params = [[p.pk for p in publications]] + [
+        [c.get_db_prep_save(getattr(p, c.attname), connection) for p in publications]
+        for c in columns
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
 
 
 def _reason_required(reason: str) -> str:
@@ -527,6 +564,7 @@ __all__ = [
     "publication_supersede",
     "publication_transition",
     "publications_apply",
+    "publications_save",
     "release_freeze",
     "release_unfreeze",
 ]
