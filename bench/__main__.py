@@ -1,0 +1,116 @@
+"""`make bench`: seed (or reuse) the bench database, measure, print the table, write JSON.
+
+    python -m bench                 everything
+    python -m bench --only pages    one part: pages, sql, controller, ingest
+    python -m bench --reseed        drop the cached bench database and seed it again
+
+Benchmarks, not tests: nothing here fails on a slow figure; it reports it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+from bench import env
+
+PARTS = ("sql", "pages", "controller", "ingest")
+
+
+def _log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def ensure_wrk() -> None:
+    if shutil.which("wrk"):
+        return
+    if os.geteuid() != 0:
+        raise SystemExit("wrk is missing: apt-get install -y wrk")
+    _log("installing wrk from Debian")
+    subprocess.run(["apt-get", "install", "-y", "-q", "wrk"], check=True, timeout=300)
+
+
+def ensure_database(*, reseed: bool) -> dict:
+    """The seeded bench database, reused when a previous run seeded it with the same plan."""
+    from dataclasses import asdict
+
+    from bench.seed import SeedPlan
+
+    plan = SeedPlan()
+    if reseed and env.database_exists(env.DB_NAME):
+        env.psql(f"DROP DATABASE {env.DB_NAME}")
+    created = not env.database_exists(env.DB_NAME)
+    if created:
+        env.psql(f"CREATE DATABASE {env.DB_NAME}")
+    env.setup_django()
+    from django.core.management import call_command
+
+    from bench import seed
+
+    call_command("migrate", "--noinput", verbosity=0)
+    mark = seed.seeded_plan()
+    if mark and mark.get("plan") == json.loads(json.dumps(asdict(plan))):
+        _log(f"reusing the seeded database {env.DB_NAME} (seeded in {mark['seconds']} s)")
+        return {"reused": True, **mark}
+    if not created:
+        # Half-seeded or seeded with another plan: start again from nothing.
+        from django.db import connection
+
+        connection.close()
+        env.psql(f"DROP DATABASE {env.DB_NAME}")
+        env.psql(f"CREATE DATABASE {env.DB_NAME}")
+        call_command("migrate", "--noinput", verbosity=0)
+    _log(f"seeding {env.DB_NAME}: {plan}")
+    took = seed.seed(plan, log=_log)
+    env.psql("VACUUM ANALYZE", db=env.DB_NAME)
+    return {"reused": False, **seed.seeded_plan(), "reports_ingested": took["reports"]}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench")
+    parser.add_argument("--only", choices=PARTS, action="append")
+    parser.add_argument("--reseed", action="store_true")
+    args = parser.parse_args(argv)
+    parts = args.only or list(PARTS)
+    started = time.perf_counter()
+    ensure_wrk()
+
+    seeding = ensure_database(reseed=args.reseed)
+    from django.db import connection
+
+    from bench import controller, ingest, pages, report, seed
+
+    figures: dict = {"data": seed.sizes(), "seeding": seeding}
+    _log(f"data: {figures['data']}")
+    if "sql" in parts:
+        _log("SQL per page at 10, 1,000 and 2,000 publications")
+        figures["sql"] = pages.sql_per_page()
+    if "pages" in parts:
+        _log("pages under load, beside the static overview")
+        pages.collectstatic(env.product_env())
+        figures["static_overview_bytes"] = pages.save_static_overview()
+        connection.close()
+        figures["pages"] = pages.under_load()
+    if "controller" in parts:
+        _log("controller ticks at 200, 2,000 and 20,000 publications")
+        connection.close()
+        figures["controller"] = controller.run()
+    if "ingest" in parts:
+        _log("crash report ingest")
+        connection.close()
+        figures["ingest"] = ingest.run()
+    figures["targets"] = report.verdicts(figures)
+    figures["bench_seconds"] = round(time.perf_counter() - started, 1)
+    path = report.write(figures)
+    print(report.table(figures))
+    print(f"\n{figures['bench_seconds']} s; figures in {path.relative_to(env.ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

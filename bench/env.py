@@ -1,0 +1,48 @@
+"""The production-like environment the benchmarks run in, and the bench database."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DB_NAME = os.environ.get("BENCH_DB", "phasing_bench")
+PG = os.environ.get("BENCH_PG", "postgres://postgres@127.0.0.1:5432")
+STATIC_ROOT = Path(os.environ.get("BENCH_STATIC_ROOT", "/tmp/phasing-bench/static"))
+
+
+def product_env(db: str = DB_NAME) -> dict[str, str]:
+    """Environment of the production setup: DEBUG off, PostgreSQL, Redis, collected static."""
+    return {
+        "DJANGO_SETTINGS_MODULE": "phasing_site.settings",
+        "DEBUG": "0",
+        "SECRET_KEY": "bench-only-secret-key-0123456789abcdef0123456789abcdef",
+        "ALLOWED_HOSTS": "127.0.0.1",
+        "SECURE_SSL_REDIRECT": "0",
+        "SESSION_COOKIE_SECURE": "0",
+        "CSRF_COOKIE_SECURE": "0",
+        "DATABASE_URL": f"{PG}/{db}",
+        "REDIS_URL": os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/9"),
+        "STATIC_ROOT": str(STATIC_ROOT),
+        "PHASING_VAR_DIR": "/tmp/phasing-bench/var",
+        "CELERY_TASK_ALWAYS_EAGER": "0",
+    }
+
+
+def setup_django(db: str = DB_NAME) -> None:
+    os.environ.update(product_env(db))
+    import django
+
+    django.setup()
+
+
+def psql(sql: str, db: str = "postgres") -> str:
+    out = subprocess.run(
+        ["psql", f"{PG}/{db}", "-Atqc", sql], capture_output=True, text=True, check=True
+    )
+    return out.stdout.strip()
+
+
+def database_exists(name: str) -> bool:
+    return psql(f"SELECT 1 FROM pg_database WHERE datname = '{name}'") == "1"

@@ -1,0 +1,201 @@
+"""Pages under load (gunicorn + wrk) beside the static baseline, and SQL per page."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from bench.env import ROOT, STATIC_ROOT, product_env
+
+PORT = int(os.environ.get("BENCH_PORT", "8765"))
+WORKERS = int(os.environ.get("BENCH_WORKERS", "2"))
+DURATION = int(os.environ.get("BENCH_SECONDS", "10"))
+CONNECTIONS = int(os.environ.get("BENCH_CONNECTIONS", "4"))
+STATIC_PATH = "/static/bench/overview.html"
+HOT_PACKAGE = "firefox-esr"
+
+
+def pages() -> dict[str, str]:
+    return {
+        "overview": "/",
+        "overview_filtered": "/?release=noble&percentage_min=20&percentage_max=80",
+        "history": f"/source/{HOT_PACKAGE}/",
+        "api_publications": "/api/v1/publications/",
+    }
+
+
+# --- SQL per page ------------------------------------------------------------------------
+
+
+def _keep_active(n: int) -> int:
+    """Inside the caller's transaction: leave only the first n publications active."""
+    from packages.models import ACTIVE_STATES, Publication
+
+    active = list(
+        Publication.objects.filter(state__in=ACTIVE_STATES)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+    Publication.objects.filter(pk__in=active[n:]).update(state="superseded")
+    return min(n, len(active))
+
+
+def sql_per_page(sizes=(10, 1000, 2000)) -> dict:
+    """Queries per page at each number of publications in phasing; slowest query's plan."""
+    from django.db import connection, transaction
+    from django.test import Client
+    from django.test.utils import CaptureQueriesContext
+
+    client = Client(SERVER_NAME="127.0.0.1")
+    result: dict = {"sizes": {}, "slowest": {}}
+    for size in sizes:
+        with transaction.atomic():
+            actual = _keep_active(size)
+            row = {"active_publications": actual}
+            for name, url in pages().items():
+                client.get(url)  # warm caches of the process, not of the page
+                with CaptureQueriesContext(connection) as queries:
+                    response = client.get(url)
+                assert response.status_code == 200, (name, response.status_code)
+                slowest = max(queries.captured_queries, key=lambda q: float(q["time"]))
+                row[name] = {
+                    "queries": len(queries),
+                    "slowest_ms": round(float(slowest["time"]) * 1000, 1),
+                }
+                if size == sizes[-1]:
+                    with connection.cursor() as cursor:
+                        cursor.execute("EXPLAIN (ANALYZE, BUFFERS) " + slowest["sql"])
+                        plan = "\n".join(r[0] for r in cursor.fetchall())
+                    result["slowest"][name] = {"sql": slowest["sql"], "plan": plan}
+            result["sizes"][str(size)] = row
+            transaction.set_rollback(True)
+    return result
+
+
+def save_static_overview() -> int:
+    """The overview page as it is now, as a static file under STATIC_ROOT."""
+    from django.test import Client
+
+    response = Client(SERVER_NAME="127.0.0.1").get("/")
+    target = STATIC_ROOT / STATIC_PATH.removeprefix("/static/")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(response.content)
+    return len(response.content)
+
+
+# --- Load -----------------------------------------------------------------------------------
+
+
+def collectstatic(env: dict[str, str]) -> None:
+    if STATIC_ROOT.exists():
+        shutil.rmtree(STATIC_ROOT)
+    subprocess.run(
+        [sys.executable, "manage.py", "collectstatic", "--noinput", "-v0"],
+        cwd=ROOT,
+        env={**os.environ, **env},
+        check=True,
+    )
+
+
+class Gunicorn:
+    def __init__(self, env: dict[str, str]) -> None:
+        self.env = env
+        self.process: subprocess.Popen | None = None
+
+    def __enter__(self) -> Gunicorn:
+        gunicorn = Path(sys.executable).with_name("gunicorn")
+        self.process = subprocess.Popen(
+            [
+                str(gunicorn),
+                "phasing_site.wsgi",
+                "--bind",
+                f"127.0.0.1:{PORT}",
+                "--workers",
+                str(WORKERS),
+                "--log-level",
+                "warning",
+            ],
+            cwd=ROOT,
+            env={**os.environ, **self.env},
+        )
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{PORT}{STATIC_PATH}", timeout=2):
+                    return self
+            except OSError:
+                time.sleep(0.3)
+        raise RuntimeError("gunicorn did not start")
+
+    def workers(self) -> list[int]:
+        assert self.process is not None
+        children = Path(f"/proc/{self.process.pid}/task/{self.process.pid}/children")
+        return [int(pid) for pid in children.read_text().split()]
+
+    def __exit__(self, *exc) -> None:
+        if self.process is not None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+
+
+def _peak_rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+_UNITS = {"us": 0.001, "ms": 1.0, "s": 1000.0}
+
+
+def _ms(text: str) -> float:
+    number, unit = re.fullmatch(r"([\d.]+)(us|ms|s)", text).groups()
+    return round(float(number) * _UNITS[unit], 2)
+
+
+def wrk(url: str, *, seconds: int = DURATION) -> dict:
+    out = subprocess.run(
+        ["wrk", "-t2", f"-c{CONNECTIONS}", f"-d{seconds}s", "--latency", "--timeout", "5s", url],
+        capture_output=True,
+        text=True,
+        timeout=seconds + 30,
+        check=True,
+    ).stdout
+    latency = dict(re.findall(r"^\s+(50|75|90|99)%\s+(\S+)$", out, re.M))
+    non_2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    errors = re.search(r"Socket errors: (.*)$", out, re.M)
+    return {
+        "rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),
+        "p50_ms": _ms(latency["50"]),
+        "p99_ms": _ms(latency["99"]),
+        "requests": int(re.search(r"(\d+) requests in", out).group(1)),
+        "non_2xx": int(non_2xx.group(1)) if non_2xx else 0,
+        "socket_errors": errors.group(1) if errors else "",
+    }
+
+
+def under_load() -> dict:
+    """Each page, then the static copy of the overview, under the same load, same server."""
+    env = product_env()
+    results: dict = {"workers": WORKERS, "connections": CONNECTIONS, "seconds": DURATION}
+    with Gunicorn(env) as server:
+        base = f"http://127.0.0.1:{PORT}"
+        targets = {"static_overview": STATIC_PATH, **pages()}
+        for name, path in targets.items():
+            wrk(base + path, seconds=2)  # warm up: connections, caches, the first query plans
+            results[name] = wrk(base + path)
+        results["worker_peak_rss_mib"] = round(max(_peak_rss_mib(p) for p in server.workers()), 1)
+    static = results["static_overview"]["rps"]
+    for name in pages():
+        results[name]["ratio_to_static"] = round(results[name]["rps"] / static, 3)
+    return results

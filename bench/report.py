@@ -1,0 +1,166 @@
+"""The table on the terminal and the JSON under bench/results/."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+from datetime import UTC, datetime
+from pathlib import Path
+
+from bench.env import ROOT, psql
+
+RESULTS = ROOT / "bench" / "results"
+
+TARGETS = {
+    "overview_ratio": 0.5,
+    "overview_p99_ms": 200,
+    "tick_2000_s": 2.0,
+    "ingest_per_s": 5000,
+}
+
+
+def machine() -> dict:
+    memory = next(
+        int(line.split()[1]) // 1024
+        for line in Path("/proc/meminfo").read_text().splitlines()
+        if line.startswith("MemTotal")
+    )
+    cpu = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        ),
+        platform.processor(),
+    )
+    return {
+        "cpus": os.cpu_count(),
+        "cpu": cpu,
+        "memory_mib": memory,
+        "kernel": platform.release(),
+        "python": platform.python_version(),
+        "postgresql": psql("SHOW server_version"),
+    }
+
+
+def commit() -> str:
+    def git(*args: str) -> str:
+        return subprocess.run(
+            ["git", *args], cwd=ROOT, capture_output=True, text=True
+        ).stdout.strip()
+
+    head = git("rev-parse", "--short", "HEAD")
+    dirty = git("status", "--porcelain", "--untracked-files=no", "--", ".")
+    return head + ("-dirty" if dirty else "")
+
+
+def verdicts(figures: dict) -> dict:
+    load = figures.get("pages", {})
+    tick = figures.get("controller", {})
+    sql = figures.get("sql", {}).get("sizes", {})
+    out = {}
+    if "overview" in load:
+        out["overview >= 0.5x static"] = load["overview"]["ratio_to_static"] >= 0.5
+        out["overview p99 < 200 ms"] = load["overview"]["p99_ms"] < 200
+    if "wall_s" in tick.get("2000", {}):
+        out["tick < 2 s at 2,000"] = tick["2000"]["wall_s"] < 2
+        if "wall_s" in tick.get("20000", {}) and "wall_s" in tick.get("200", {}):
+            # Linear or better: ten times the publications costs at most ~10x (plus slack).
+            out["tick linear 2,000 -> 20,000"] = (
+                tick["20000"]["wall_s"] <= 12 * tick["2000"]["wall_s"]
+            )
+            out["tick queries flat"] = (
+                tick["200"]["queries"] == tick["2000"]["queries"] == tick["20000"]["queries"]
+            )
+    if "reports_per_s" in figures.get("ingest", {}):
+        out["ingest >= 5,000/s"] = figures["ingest"]["reports_per_s"] >= 5000
+    if sql:
+        pages = [k for k in next(iter(sql.values())) if k != "active_publications"]
+        out["queries per page flat"] = all(
+            len({row[p]["queries"] for row in sql.values()}) == 1 for p in pages
+        )
+    return out
+
+
+def table(figures: dict) -> str:
+    lines = []
+    add = lines.append
+    data = figures.get("data", {})
+    add(f"Data: {', '.join(f'{k} {v:,}' for k, v in data.items())}")
+    load = figures.get("pages", {})
+    if load:
+        add("")
+        add(
+            f"Pages (gunicorn {load['workers']} workers, wrk {load['connections']} connections, {load['seconds']} s each)"
+        )
+        add(f"  {'page':<20} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'÷ static':>9}")
+        for name in (
+            "static_overview",
+            "overview",
+            "overview_filtered",
+            "history",
+            "api_publications",
+        ):
+            row = load.get(name)
+            if row:
+                ratio = row.get("ratio_to_static", 1.0)
+                add(
+                    f"  {name:<20} {row['rps']:>9.1f} {row['p50_ms']:>8.1f} {row['p99_ms']:>8.1f} {ratio:>9.3f}"
+                )
+        add(f"  gunicorn worker peak RSS: {load.get('worker_peak_rss_mib')} MiB")
+    sql = figures.get("sql", {}).get("sizes", {})
+    if sql:
+        add("")
+        add("SQL queries per page (slowest query ms)")
+        names = [k for k in next(iter(sql.values())) if k != "active_publications"]
+        add(f"  {'publications':<14}" + "".join(f"{n:>20}" for n in names))
+        for row in sql.values():
+            cells = "".join(
+                f"{row[n]['queries']:>12} ({row[n]['slowest_ms']:>5.1f})" for n in names
+            )
+            add(f"  {row['active_publications']:<14}{cells}")
+    tick = figures.get("controller", {})
+    if tick:
+        add("")
+        add("Controller tick (all due a step)")
+        add(f"  {'publications':>12} {'wall s':>8} {'queries':>8} {'peak RSS MiB':>13}")
+        for size, row in tick.items():
+            if "error" in row:
+                add(f"  {size:>12} error: {row['error'][-200:]}")
+            else:
+                add(
+                    f"  {row['publications']:>12} {row['wall_s']:>8.2f} {row['queries']:>8} {row['peak_rss_mib']:>13}"
+                )
+    ingest = figures.get("ingest", {})
+    if ingest:
+        add("")
+        if "error" in ingest:
+            add(f"Ingest: error {ingest['error'][-300:]}")
+        else:
+            add(
+                f"Ingest: {ingest['reports']:,} reports in {ingest['seconds']} s = {ingest['reports_per_s']:,} reports/s"
+            )
+    checks = figures.get("targets", {})
+    if checks:
+        add("")
+        add("Targets")
+        for name, ok in checks.items():
+            add(f"  {'met   ' if ok else 'MISSED'} {name}")
+    return "\n".join(lines)
+
+
+def write(figures: dict) -> Path:
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    now = datetime.now(UTC)
+    document = {
+        "date": now.isoformat(timespec="seconds"),
+        "commit": commit(),
+        "machine": machine(),
+        **figures,
+    }
+    path = RESULTS / f"bench-{now:%Y%m%d-%H%M%S}.json"
+    path.write_text(json.dumps(document, indent=2, default=str) + "\n")
+    (RESULTS / "latest.json").write_text(path.read_text())
+    return path
