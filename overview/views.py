@@ -5,6 +5,10 @@ Views stay thin: a selector reads, a table or form shapes, a template words.
 
 from __future__ import annotations
 
+import hashlib
+
+from django.conf import settings
+from django.core.cache import cache
 from django.core.paginator import Paginator
 from django.db.models import Count, Max, Min
 from django.http import HttpRequest, HttpResponse
@@ -26,7 +30,37 @@ MACHINE_PAGE_SIZE = 50
 AFFECTED_PAGE_SIZE = 25
 
 
+def _page_cache_key(request: HttpRequest) -> str | None:
+    """Where an anonymous visitor's overview is kept, or None when it must be rendered.
+
+    The public page is the same for every visitor without a session (no account, no
+    messages), so under load it is rendered once per PHASING_PAGE_CACHE_SECONDS and URL,
+    like the static page Ubuntu's phased-updater writes by cron, but fresher.
+    """
+    seconds = getattr(settings, "PHASING_PAGE_CACHE_SECONDS", 0)
+    if not seconds or request.method != "GET" or "_export" in request.GET:
+        return None
+    if settings.SESSION_COOKIE_NAME in request.COOKIES or "messages" in request.COOKIES:
+        return None
+    return "overview:index:" + hashlib.sha256(request.get_full_path().encode()).hexdigest()
+
+
 def index(request: HttpRequest) -> HttpResponse:
+    key = _page_cache_key(request)
+    if key is not None:
+        cached = cache.get(key)
+        if cached is not None:
+            status, content = cached
+            return HttpResponse(content, status=status)
+    response = _index(request)
+    if key is not None and response.status_code in (200, 400):
+        cache.set(
+            key, (response.status_code, response.content), settings.PHASING_PAGE_CACHE_SECONDS
+        )
+    return response
+
+
+def _index(request: HttpRequest) -> HttpResponse:
     now = timezone.now()
     filterset = PublicationFilter(request.GET or None, queryset=selectors.active_publications())
     table = OverviewTable(filterset.qs, policies=policies_by_scope(), now=now)
