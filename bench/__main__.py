@@ -85,6 +85,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from bench import controller, ingest, pages, report, seed
 
+    pages.collectstatic(env.product_env())  # the pages need the manifest, as in production
     figures: dict = {"data": seed.sizes(), "seeding": seeding}
     _log(f"data: {figures['data']}")
     if "sql" in parts:
@@ -92,7 +93,6 @@ def main(argv: list[str] | None = None) -> int:
         figures["sql"] = pages.sql_per_page()
     if "pages" in parts:
         _log("pages under load, beside the static overview")
-        pages.collectstatic(env.product_env())
         figures["static_overview_bytes"] = pages.save_static_overview()
         connection.close()
         figures["pages"] = pages.under_load()
