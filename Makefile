@@ -50,7 +50,7 @@ check-deploy: install
 	  $(PY) manage.py check --deploy --fail-level WARNING
 
 bench: install-dev
-	$(PY) -m bench
+	$(PY) -m bench $(BENCH_ARGS)
 
 clean:
 	rm -rf var staticfiles test-artifacts .pytest_cache
