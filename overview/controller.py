@@ -24,7 +24,7 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 
 from django.db import transaction
 from django.utils import timezone
@@ -81,6 +81,7 @@ def _query(publication: Publication) -> CrashQuery:
         version=publication.version,
         previous_version=publication.previous_version,
         percentage=publication.phased_update_percentage,
+        date_published=publication.date_published,
     )
 
 
@@ -123,7 +124,8 @@ def tick(
     crash_source: CrashSource | None = None,
 ) -> list[Decision]:
     """Run one controller tick at `now`; with dry_run, decide and report but change nothing."""
-    now = now or timezone.now()
+    # Days, "today" and the quiet weekend are UTC, whatever offset the caller used.
+    now = (now or timezone.now()).astimezone(UTC)
     source = crash_source or configured_crash_source()
     candidates = list(
         Publication.objects.filter(state__in=ACTIVE_STATES, pocket=Pocket.UPDATES).select_related(
@@ -181,8 +183,11 @@ def _decide_all(
             decision, change, blocking = _decide(
                 publication, rules, answer, problems.get(publication.pk, []), overrides, now
             )
-        except Exception:  # one broken publication never stops the tick for the others
+        except Exception as exc:  # one broken publication never stops the tick for the others
             log.exception("controller could not decide for %s", _label(publication))
+            decision, _, _ = _hold(publication, HoldReason.CONTROLLER_ERROR, f"{type(exc).__name__}: {exc}")
+            decisions.append(decision)
+            holds.append(publication)
             continue
         decisions.append(decision)
         if change is not None:
@@ -242,6 +247,9 @@ def _decide(
     if answer.error:
         publication.crash_data_unavailable_since = publication.crash_data_unavailable_since or now
         since = publication.crash_data_unavailable_since
+        if publication.state != PhasingState.PHASING:
+            # A person's pause or a halt keeps its own reason; the outage only adds "since".
+            return _hold(publication, publication.hold_reason or HoldReason.PROBLEMS, publication.hold_detail)
         return _hold(
             publication,
             HoldReason.CRASH_DATA_UNAVAILABLE,
@@ -305,7 +313,12 @@ def _decide(
             HoldReason.NOT_ENOUGH_DATA,
             f"less than {rules.min_time_at_percentage} at {percentage}%",
         )
-    if rules.min_previous_reports and (answer.previous_reports or 0) < rules.min_previous_reports:
+    # None: the source cannot count them (the error tracker), so the rule cannot apply.
+    if (
+        rules.min_previous_reports
+        and answer.previous_reports is not None
+        and answer.previous_reports < rules.min_previous_reports
+    ):
         return _hold(
             publication,
             HoldReason.NOT_ENOUGH_DATA,

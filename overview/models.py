@@ -261,6 +261,7 @@ class Notification(models.Model):
     person = models.ForeignKey(Person, on_delete=models.CASCADE, related_name="notifications")
     roles = models.CharField(max_length=100, help_text="signer, uploader, sponsor")
     subject = models.CharField(max_length=300)
+    body = models.TextField(blank=True)
     created_at = models.DateTimeField()
     sent_at = models.DateTimeField(null=True, blank=True)
     error = models.CharField(max_length=500, blank=True)

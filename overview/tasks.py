@@ -8,8 +8,9 @@ from celery import shared_task
 from django.core.cache import cache
 
 from overview import controller
+from overview.services.notifications import notifications_send_pending
 from overview.services.sync import crashes_sync, publications_sync_since_last
-from overview.services.writeback import percentages_write_back
+from overview.services.writeback import percentages_reconcile, percentages_write_back
 from overview.sources import crash_source, publication_source
 
 log = logging.getLogger(__name__)
@@ -23,10 +24,19 @@ def sync_sources() -> dict:
     if not cache.add(_SYNC_LOCK, "1", timeout=1800):
         log.info("a sync is already running; skipped")
         return {"skipped": True}
+    result: dict = {}
     try:
-        publications = publications_sync_since_last(publication_source())
-        crashes = crashes_sync(crash_source())
-        return {"publications": publications.as_dict(), "crashes": crashes}
+        # Each source on its own: crash data keeps coming when the archive does not answer.
+        for name, sync in (
+            ("publications", lambda: publications_sync_since_last(publication_source()).as_dict()),
+            ("crashes", lambda: crashes_sync(crash_source())),
+        ):
+            try:
+                result[name] = sync()
+            except Exception:
+                log.exception("%s sync failed", name)
+                result[name] = "failed"
+        return result
     finally:
         cache.delete(_SYNC_LOCK)
 
@@ -42,3 +52,9 @@ def tick() -> int:
 )
 def write_back_percentages(event_ids: list[int]) -> dict:
     return percentages_write_back(event_ids=event_ids)
+
+
+@shared_task(time_limit=600, soft_time_limit=540)
+def reconcile() -> dict:
+    """Finish what a commit left behind: write-backs and emails that did not go out."""
+    return {"write_back": percentages_reconcile(), "emails": notifications_send_pending()}

@@ -97,6 +97,8 @@ class HoldReason(models.TextChoices):
     NOT_ENOUGH_DATA = "not_enough_data", "Not enough data yet"
     RELEASE_FROZEN = "release_frozen", "Release frozen"
     QUIET_WEEKEND = "quiet_weekend", "Quiet weekend"
+    PULLED = "pulled", "Pulled by a person"
+    CONTROLLER_ERROR = "controller_error", "Controller error"
     WAITING = "waiting", "Waiting for the next step"
 
 

@@ -193,7 +193,9 @@ def _queue_write_back(events: Iterable[PhasingEvent]) -> None:
 
         write_back_percentages.delay(ids)
 
-    transaction.on_commit(enqueue)
+    # Robust: a broker that is down must not cancel the other callbacks of the commit
+    # (the halt emails); the periodic reconcile writes back whatever was left pending.
+    transaction.on_commit(enqueue, robust=True)
 
 
 def publication_transition(
@@ -319,7 +321,7 @@ def publication_halt(
             percentage=0,
             state=PhasingState.HALTED,
             reason=_reason_required(reason),
-            hold_reason=HoldReason.PROBLEMS if actor is None else HoldReason.PAUSED,
+            hold_reason=HoldReason.PROBLEMS if actor is None else HoldReason.PULLED,
             hold_detail=reason,
         ),
         actor=actor,

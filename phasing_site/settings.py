@@ -178,6 +178,8 @@ CELERY_BEAT_SCHEDULE = {
         "task": "overview.tasks.tick",
         "schedule": PHASING_TICK_INTERVAL.total_seconds(),
     },
+    # Retry write-backs to the source and halt emails that did not go out.
+    "reconcile": {"task": "overview.tasks.reconcile", "schedule": 300.0},
 }
 
 # Which sources the controller talks to: "simulator" (the embedded default),
@@ -207,6 +209,10 @@ PHASING_RATE_MIN_CRASHES_TODAY = env_int("PHASING_RATE_MIN_CRASHES_TODAY", 3, mi
 PHASING_RATE_BASELINE_DAYS = env_int("PHASING_RATE_BASELINE_DAYS", 15, minimum=1)
 PHASING_RATE_MIN_DIFFERENCE = env_int("PHASING_RATE_MIN_DIFFERENCE", 1, minimum=0)
 PHASING_EXCLUDE_PROPOSED = env_bool("PHASING_EXCLUDE_PROPOSED", True)
+# Older crash data than this counts as unavailable: the controller holds rather than advance.
+PHASING_CRASH_DATA_MAX_AGE = env_seconds(
+    "PHASING_CRASH_DATA_MAX_AGE", max(timedelta(minutes=30), 3 * PHASING_SYNC_INTERVAL)
+)
 
 EMAIL_BACKEND = env_str(
     "EMAIL_BACKEND",

@@ -12,7 +12,7 @@ from itertools import islice
 from operator import itemgetter
 
 from django.db import connection, transaction
-from django.db.models import Count, Max, Min
+from django.db.models import Count, Max, Min, Q
 from django.db.models.functions import TruncDate
 
 from overview.models import (
@@ -52,6 +52,21 @@ def _valid(record: CrashReportRecord, releases: dict[str, int]) -> str:
             return f"missing {name}"
     if not isinstance(record.reported_at, datetime) or record.reported_at.tzinfo is None:
         return "reported_at is not an aware datetime"
+    for name in ("architecture", "stack_trace", "function", "web_link"):
+        if not isinstance(getattr(record, name), str):
+            return f"{name} is not text"
+    if len(record.signature) > 1000 or len(record.version) > 200 or len(record.external_id) > 100:
+        return "a field is longer than the archive allows"
+    for name in ("environment", "package_versions"):
+        value = getattr(record, name)
+        if not isinstance(value, dict):
+            return f"{name} is not a mapping"
+        try:
+            json.dumps(value)
+        except (TypeError, ValueError):
+            return f"{name} is not plain JSON"
+    if "\x00" in record.stack_trace or "\x00" in record.signature:
+        return "NUL byte in the report"
     return ""
 
 
@@ -404,6 +419,59 @@ def _touch_buckets(bucket_ids: Iterable[int]) -> None:
     ErrorBucket.objects.bulk_update(buckets, ("first_seen", "last_seen"), batch_size=1000)
 
 
+def _buckets_of_problems(
+    records: Sequence[ProblemRecord], *, now: datetime
+) -> Callable[[ProblemRecord], ErrorBucket | None]:
+    """Find or make the bucket of each reported problem, by signature or by its page.
+
+    A bucket known only by its error-tracker URL (an override imported from Ubuntu's
+    overrides file, say) is the same bucket as the problem the tracker reports there.
+    """
+
+    def lookup() -> tuple[dict[str, ErrorBucket], dict[str, ErrorBucket]]:
+        signatures = {r.signature for r in records}
+        links = {r.web_link for r in records if r.web_link}
+        found = list(
+            ErrorBucket.objects.filter(
+                Q(signature__in=signatures) | Q(signature__in=links) | Q(web_link__in=links)
+            )
+        )
+        by_link = {b.web_link: b for b in found if b.web_link}
+        by_link.update({b.signature: b for b in found if b.signature in links})
+        return {b.signature: b for b in found}, by_link
+
+    by_signature, by_link = lookup()
+
+    def bucket_of(record: ProblemRecord) -> ErrorBucket | None:
+        return by_signature.get(record.signature) or by_link.get(record.web_link)
+
+    missing = {r.signature: r for r in records if bucket_of(r) is None}
+    if missing:
+        ErrorBucket.objects.bulk_create(
+            [
+                ErrorBucket(
+                    signature=r.signature,
+                    function=r.function[:500],
+                    web_link=r.web_link,
+                    first_seen=now,
+                    last_seen=now,
+                )
+                for r in missing.values()
+            ],
+            ignore_conflicts=True,
+        )
+        by_signature, by_link = lookup()
+    relinked = {}
+    for record in records:
+        bucket = bucket_of(record)
+        if bucket is not None and record.web_link and bucket.web_link != record.web_link:
+            bucket.web_link = record.web_link
+            relinked[bucket.pk] = bucket
+    if relinked:
+        ErrorBucket.objects.bulk_update(list(relinked.values()), ("web_link",))
+    return bucket_of
+
+
 def problems_record(
     answers: dict[int, Sequence[ProblemRecord]], *, now: datetime
 ) -> dict[int, list[Problem]]:
@@ -414,38 +482,8 @@ def problems_record(
     a halt's reasons stay visible). Returns publication id → its active problems.
     Runs in the caller's transaction, in a fixed number of queries.
     """
-    signatures = {p.signature for problems in answers.values() for p in problems if p.signature}
-    buckets = {b.signature: b for b in ErrorBucket.objects.filter(signature__in=signatures)}
-    missing = [
-        ErrorBucket(
-            signature=p.signature,
-            function=p.function[:500],
-            web_link=p.web_link,
-            first_seen=now,
-            last_seen=now,
-        )
-        for problems in answers.values()
-        for p in problems
-        if p.signature and p.signature not in buckets
-    ]
-    if missing:
-        ErrorBucket.objects.bulk_create(
-            list({b.signature: b for b in missing}.values()), ignore_conflicts=True
-        )
-        buckets = {b.signature: b for b in ErrorBucket.objects.filter(signature__in=signatures)}
-    links = [
-        buckets[p.signature]
-        for problems in answers.values()
-        for p in problems
-        if p.signature and p.web_link and buckets[p.signature].web_link != p.web_link
-    ]
-    for problems in answers.values():
-        for p in problems:
-            if p.signature and p.web_link:
-                buckets[p.signature].web_link = p.web_link
-    if links:
-        ErrorBucket.objects.bulk_update(links, ("web_link",))
-
+    records = [p for problems in answers.values() for p in problems if p.signature]
+    bucket_of = _buckets_of_problems(records, now=now)
     existing: dict[tuple[int, str, int | None], Problem] = {
         (p.publication_id, p.kind, p.bucket_id): p
         for p in Problem.objects.filter(publication_id__in=answers).select_related("bucket")
@@ -454,9 +492,7 @@ def problems_record(
     seen: set[tuple[int, str, int | None]] = set()
     for publication_id, problems in answers.items():
         for record in problems:
-            bucket = (
-                buckets.get(record.signature) if record.kind == ProblemKind.NEW_BUCKET else None
-            )
+            bucket = bucket_of(record) if record.kind == ProblemKind.NEW_BUCKET else None
             key = (publication_id, record.kind, bucket.id if bucket else None)
             if key in seen:
                 continue

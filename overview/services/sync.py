@@ -212,7 +212,8 @@ def _sync_release(
         people = _people(records)
         existing = {
             (p.pocket, p.source_package_id, p.version): p
-            for p in Publication.objects.select_for_update().filter(
+            # Locked in primary-key order, as the controller locks them, so the two never deadlock.
+            for p in Publication.objects.select_for_update().order_by("pk").filter(
                 release=release, source_package_id__in=packages.values()
             )
         }
@@ -352,13 +353,14 @@ def crashes_sync(
     now = now or timezone.now()
     status = SourceSync.objects.filter(name=f"{source.name}:crashes").first()
     if since is None and status and status.last_success_at:
-        since = status.last_success_at
+        # Reports can arrive late; asking again for the last hour costs only duplicates.
+        since = status.last_success_at - timedelta(hours=1)
     if since is None:
         since = now - timedelta(days=15)
     try:
         summary = crash_reports_ingest(source.reports(since=since, now=now), progress=progress)
-    except SourceError as exc:
-        _sync_status(source.name, "crashes", now, None, error=str(exc))
+    except Exception as exc:  # recorded, so pages and the controller know the data is stale
+        _sync_status(source.name, "crashes", now, None, error=f"{type(exc).__name__}: {exc}")
         raise
     result = {
         "received": summary.received,

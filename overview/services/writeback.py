@@ -3,58 +3,98 @@
 from __future__ import annotations
 
 import logging
+from datetime import datetime, timedelta
 
 from django.db import transaction
+from django.utils import timezone
 
 from overview.sources import publication_source
-from overview.sources.base import PublicationSource, SourceError
+from overview.sources.base import PublicationSource
 from packages.models import PhasingEvent, Publication, WriteBack
 
 log = logging.getLogger(__name__)
+
+# A change can land while the source is being written: write again, a few times at most.
+_ROUNDS = 3
 
 
 def percentages_write_back(
     *, event_ids: list[int], source: PublicationSource | None = None
 ) -> dict[str, int]:
-    """Apply the newest pending percentage of each publication; older pending ones are moot.
+    """Give the source each publication's current percentage; mark its pending events.
 
     Idempotent: only events still pending are claimed, and a source given the same
-    percentage twice ends where it would after once.
+    percentage twice ends where it would after once. The percentage written is read
+    again afterwards, so two write-backs finishing out of order still leave the newest.
     """
     source = source or publication_source()
     counts = {WriteBack.APPLIED: 0, WriteBack.DRY_RUN: 0, WriteBack.FAILED: 0}
-    events = list(
-        PhasingEvent.objects.filter(pk__in=event_ids, write_back=WriteBack.PENDING)
-        .select_related("publication__release", "publication__source_package")
-        .order_by("publication_id", "-created_at", "-pk")
+    publication_ids = set(
+        PhasingEvent.objects.filter(pk__in=event_ids, write_back=WriteBack.PENDING).values_list(
+            "publication_id", flat=True
+        )
     )
-    newest: dict[int, PhasingEvent] = {}
-    for event in events:
-        newest.setdefault(event.publication_id, event)
-    for publication_id, event in newest.items():
-        publication = event.publication
+    publications = Publication.objects.filter(pk__in=publication_ids).select_related(
+        "release", "source_package"
+    )
+    for publication in publications:
+        status, detail, written = _write(source, publication)
+        counts[status] += 1
+        with transaction.atomic():
+            PhasingEvent.objects.filter(
+                publication_id=publication.pk, pk__in=event_ids, write_back=WriteBack.PENDING
+            ).update(write_back=status, write_back_detail=detail[:500])
+            if status == WriteBack.APPLIED:
+                Publication.objects.filter(pk=publication.pk).update(source_percentage=written)
+        if status == WriteBack.FAILED:
+            log.warning("write-back of %s failed: %s", publication, detail)
+    return {str(k): v for k, v in counts.items()}
+
+
+def _write(source: PublicationSource, publication: Publication) -> tuple[str, str, int]:
+    written = None
+    for _ in range(_ROUNDS):
+        current = Publication.objects.values_list("phased_update_percentage", flat=True).get(
+            pk=publication.pk
+        )
+        if current == written:
+            break
         try:
             result = source.set_percentage(
                 release=publication.release.codename,
                 pocket=publication.pocket,
                 source_package=publication.source_package.name,
                 version=publication.version,
-                percentage=publication.phased_update_percentage,
+                percentage=current,
             )
-            status, detail = result.status, result.detail
-        except SourceError as exc:
-            status, detail = WriteBack.FAILED, str(exc)
-        if status not in counts:
-            status, detail = WriteBack.FAILED, f"source answered {status!r}"
-        counts[status] += 1
-        with transaction.atomic():
-            PhasingEvent.objects.filter(
-                publication_id=publication_id, pk__in=event_ids, write_back=WriteBack.PENDING
-            ).update(write_back=status, write_back_detail=detail[:500])
-            if status == WriteBack.APPLIED:
-                Publication.objects.filter(pk=publication_id).update(
-                    source_percentage=publication.phased_update_percentage
-                )
-        if status == WriteBack.FAILED:
-            log.warning("write-back of %s failed: %s", publication, detail)
-    return {str(k): v for k, v in counts.items()}
+        except Exception as exc:  # any failure is recorded and retried by the reconcile
+            return WriteBack.FAILED, f"{type(exc).__name__}: {exc}", current
+        if result.status not in (WriteBack.APPLIED, WriteBack.DRY_RUN, WriteBack.FAILED):
+            return WriteBack.FAILED, f"source answered {result.status!r}", current
+        if result.status != WriteBack.APPLIED:
+            return result.status, result.detail, current
+        written = current
+    return WriteBack.APPLIED, "", written
+
+
+def percentages_reconcile(
+    *, now: datetime | None = None, source: PublicationSource | None = None
+) -> dict[str, int]:
+    """Write back what was left pending (a broker down at commit) or failed (a source down).
+
+    A halt that never reached the archive would leave the update live; this runs on a
+    schedule until the source has taken every change.
+    """
+    now = now or timezone.now()
+    stuck = list(
+        PhasingEvent.objects.filter(
+            write_back__in=(WriteBack.PENDING, WriteBack.FAILED),
+            created_at__lt=now - timedelta(minutes=2),
+        ).values_list("pk", flat=True)[:5000]
+    )
+    if not stuck:
+        return {}
+    PhasingEvent.objects.filter(pk__in=stuck, write_back=WriteBack.FAILED).update(
+        write_back=WriteBack.PENDING
+    )
+    return percentages_write_back(event_ids=stuck, source=source)

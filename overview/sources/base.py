@@ -97,6 +97,8 @@ class CrashQuery:
     version: str
     previous_version: str
     percentage: int
+    # The error tracker measures the previous version's baseline up to this day.
+    date_published: datetime | None = field(default=None, compare=False, hash=False)
 
 
 @dataclass(frozen=True)

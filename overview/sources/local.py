@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from django.conf import settings
 
 from overview import crashes
-from overview.models import BucketVersionStat, CrashCounter
+from overview.models import BucketVersionStat, CrashCounter, SourceSync
 from overview.sources.base import CrashAnswer, CrashQuery, CrashReportRecord, ProblemRecord
 
 
@@ -36,6 +36,22 @@ class LocalCrashSource:
         if feed is not None:
             self.name = getattr(feed, "name", "local")
 
+    def _stale(self, now: datetime) -> str:
+        """Why the stored reports cannot be trusted as of `now` ('' when they can).
+
+        The tables only know what the last sync brought: if it failed, or has not run for
+        a while, "no new crashes" would only mean "no news", and the controller holds.
+        """
+        if self.feed is None:
+            return ""
+        status = SourceSync.objects.filter(name=f"{self.name}:crashes").first()
+        if status is None or status.last_success_at is None:
+            return "crash reports have never been synced"
+        if now - status.last_success_at > settings.PHASING_CRASH_DATA_MAX_AGE:
+            detail = f": {status.last_error}" if status.last_error else ""
+            return f"crash reports last synced at {status.last_success_at:%Y-%m-%d %H:%M} UTC{detail}"
+        return ""
+
     def reports(self, *, since: datetime | None, now: datetime) -> Iterator[CrashReportRecord]:
         if self.feed is None:
             return iter(())
@@ -46,6 +62,9 @@ class LocalCrashSource:
     ) -> dict[CrashQuery, CrashAnswer]:
         if not queries:
             return {}
+        stale = self._stale(now)
+        if stale:
+            return {q: CrashAnswer(error=f"crash data unavailable: {stale}") for q in queries}
         packages = {q.source_package for q in queries}
         releases = {q.release for q in queries}
         versions = {q.version for q in queries} | {q.previous_version for q in queries}

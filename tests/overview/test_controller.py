@@ -449,3 +449,136 @@ def test_write_back_gives_the_new_percentages_to_the_publication_source(crashes)
     assert publication.source_percentage == 20
     percentages_write_back(event_ids=[event.pk], source=simulator)
     assert len(simulator.writes) == 1
+
+
+def test_an_outage_keeps_the_reason_a_person_gave_for_a_pause(crashes):
+    publication = PublicationFactory(last_increase_at=T0)
+    publication_pause(
+        publication=publication, actor=UserFactory(), reason="asking upstream", now=T0
+    )
+    crashes.answers[publication.source_package.name] = CrashAnswer(
+        error="crash data unavailable: timeout"
+    )
+    tick(crashes, T0 + HOURS)
+    crashes.answers.clear()
+    tick(crashes, T0 + 2 * HOURS)
+    publication.refresh_from_db()
+    assert (publication.hold_reason, publication.hold_detail) == (
+        HoldReason.PAUSED,
+        "asking upstream",
+    )
+    assert publication.crash_data_unavailable_since is None
+
+
+def test_a_broker_down_at_commit_still_sends_the_halt_emails_and_the_reconcile_writes_back(
+    crashes, monkeypatch, django_capture_on_commit_callbacks
+):
+    from overview import tasks
+
+    publication = PublicationFactory(
+        last_increase_at=T0, signer=PersonFactory(email="signer@example.org")
+    )
+    crashes.answers[publication.source_package.name] = CrashAnswer(problems=(new_bucket(),))
+
+    def broker_down(*args, **kwargs):
+        raise ConnectionError("broker down")
+
+    monkeypatch.setattr(tasks.write_back_percentages, "delay", broker_down)
+    with django_capture_on_commit_callbacks(execute=True):
+        tick(crashes, T0 + HOURS)
+    assert "signer@example.org" in [m.to[0] for m in mail.outbox]
+    halt = publication.events.get(kind=EventKind.HALTED)
+    assert halt.write_back == WriteBack.PENDING
+
+    from overview.services.writeback import percentages_reconcile
+
+    simulator = Simulator(seed=1)
+    percentages_reconcile(now=T0 + 2 * HOURS, source=simulator)
+    halt.refresh_from_db()
+    assert halt.write_back == WriteBack.APPLIED
+    assert simulator.writes[-1][-1] == 0
+
+
+def test_a_failed_write_back_is_retried_until_the_source_takes_it(crashes):
+    from overview.services.writeback import percentages_reconcile
+
+    class Down:
+        name = "down"
+
+        def set_percentage(self, **kwargs):
+            raise ConnectionError("archive unreachable")
+
+    publication = PublicationFactory(last_increase_at=T0)
+    tick(crashes, T0 + 6 * HOURS)
+    event = publication.events.get()
+    percentages_write_back(event_ids=[event.pk], source=Down())
+    event.refresh_from_db()
+    assert event.write_back == WriteBack.FAILED and "archive unreachable" in event.write_back_detail
+    simulator = Simulator(seed=1)
+    percentages_reconcile(now=T0 + 7 * HOURS, source=simulator)
+    event.refresh_from_db()
+    assert event.write_back == WriteBack.APPLIED
+
+
+def test_stale_crash_data_holds_the_update():
+    from overview.models import SourceSync
+
+    publication = PublicationFactory(last_increase_at=T0)
+    source = LocalCrashSource(feed=Simulator(seed=1, packages=5))
+    [decision] = tick(source, T0 + 6 * HOURS)
+    assert decision.hold_reason == HoldReason.CRASH_DATA_UNAVAILABLE
+    assert "never been synced" in decision.detail
+    SourceSync.objects.create(
+        name="simulator:crashes", kind="crashes", last_success_at=T0 + 5 * HOURS
+    )
+    tick(source, T0 + 6 * HOURS)
+    publication.refresh_from_db()
+    assert publication.phased_update_percentage == 20
+    [decision] = tick(source, T0 + 12 * HOURS)
+    assert "last synced at 2026-12-01 05:50" in decision.detail
+
+
+def test_an_override_imported_by_its_tracker_url_covers_the_trackers_problem(crashes):
+    publication = PublicationFactory(last_increase_at=T0)
+    link = "https://errors.ubuntu.com/problem/5f3e"
+    imported = ErrorBucketFactory(signature=link, web_link=link)
+    OverrideFactory(
+        source_package=publication.source_package, bucket=imported, version=publication.version
+    )
+    crashes.answers[publication.source_package.name] = CrashAnswer(
+        problems=(
+            ProblemRecord(
+                kind="new_bucket", signature="/usr/bin/x:11:f", web_link=link, system_count=9
+            ),
+        )
+    )
+    [decision] = tick(crashes, T0 + 6 * HOURS)
+    assert decision.action == "advance"
+    assert Problem.objects.get(publication=publication).bucket == imported
+
+
+def test_a_source_that_cannot_count_previous_reports_is_not_held_for_them(crashes):
+    publication = PublicationFactory(last_increase_at=T0)
+    Policy.objects.create(min_previous_reports=50)
+    crashes.answers[publication.source_package.name] = CrashAnswer(previous_reports=None)
+    [decision] = tick(crashes, T0 + 6 * HOURS)
+    assert decision.action == "advance"
+
+
+def test_a_publication_the_controller_cannot_decide_for_holds_and_says_why(crashes, monkeypatch):
+    publication = PublicationFactory(last_increase_at=T0)
+    other = PublicationFactory(last_increase_at=T0)
+
+    def broken(publication, *args):
+        if publication.pk == other.pk:
+            raise ValueError("bad policy row")
+        return real(publication, *args)
+
+    real = controller._decide
+    monkeypatch.setattr(controller, "_decide", broken)
+    tick(crashes, T0 + 6 * HOURS)
+    publication.refresh_from_db()
+    other.refresh_from_db()
+    assert publication.phased_update_percentage == 20
+    assert (other.phased_update_percentage, other.hold_reason) == (10, HoldReason.CONTROLLER_ERROR)
+    assert "bad policy row" in other.hold_detail

@@ -10,6 +10,7 @@ from celery.contrib.testing.worker import start_worker
 from django.utils import timezone
 
 from overview import tasks
+from overview.models import SourceSync
 from overview.sources import simulated_archive
 from packages.models import PhasingEvent, PhasingState, WriteBack
 from phasing_site.celery import app
@@ -38,7 +39,12 @@ def worker(settings):
     simulated_archive.cache_clear()
 
 
+def fresh_crash_sync() -> None:
+    SourceSync.objects.create(name="simulator:crashes", kind="crashes", last_success_at=timezone.now())
+
+
 def test_a_tick_sent_to_the_worker_advances_the_update_and_writes_it_back(worker):
+    fresh_crash_sync()
     publication = PublicationFactory(last_increase_at=timezone.now() - timedelta(hours=7))
     tasks.tick.delay()
 
@@ -53,6 +59,7 @@ def test_a_tick_sent_to_the_worker_advances_the_update_and_writes_it_back(worker
 
 
 def test_a_tick_run_twice_by_the_worker_steps_once(worker):
+    fresh_crash_sync()
     publication = PublicationFactory(last_increase_at=timezone.now() - timedelta(hours=7))
     tasks.tick.delay()
     tasks.tick.delay()
