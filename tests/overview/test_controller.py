@@ -524,12 +524,14 @@ def test_stale_crash_data_holds_the_update():
     from overview.models import SourceSync
 
     publication = PublicationFactory(last_increase_at=T0)
-    source = LocalCrashSource(feed=Simulator(seed=1, packages=5))
+    source = LocalCrashSource(
+        feed=type("Feed", (), {"name": "feed", "reports": lambda self, **kw: iter(())})()
+    )
     [decision] = tick(source, T0 + 6 * HOURS)
     assert decision.hold_reason == HoldReason.CRASH_DATA_UNAVAILABLE
     assert "never been synced" in decision.detail
     SourceSync.objects.create(
-        name="simulator:crashes", kind="crashes", last_success_at=T0 + 5 * HOURS
+        name="feed:crashes", kind="crashes", last_success_at=T0 + 5 * HOURS + timedelta(minutes=50)
     )
     tick(source, T0 + 6 * HOURS)
     publication.refresh_from_db()
