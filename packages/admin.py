@@ -264,6 +264,14 @@ class PhasingEventInline(admin.TabularInline):
     ordering = ("-created_at", "-id")
     verbose_name_plural = "phasing events (newest first)"
 
+    def get_queryset(self, request: HttpRequest) -> QuerySet[PhasingEvent]:
+        # Each row's title names its publication: fetch it with the events, not per row.
+        return (
+            super()
+            .get_queryset(request)
+            .select_related("publication__source_package", "publication__release")
+        )
+
     def has_add_permission(self, request: HttpRequest, obj=None) -> bool:
         return False
 
@@ -633,7 +641,8 @@ class ReleaseAdmin(PhasingPermissionMixin, admin.ModelAdmin):
     )
     list_filter = ("supported", "frozen")
     list_select_related = ("frozen_by",)
-    readonly_fields = ("frozen", "frozen_reason", "frozen_at", "frozen_by")
+    # The codename is how every source names the release: renaming it would split it in two.
+    readonly_fields = ("codename", "frozen", "frozen_reason", "frozen_at", "frozen_by")
     actions = ("freeze", "unfreeze")
 
     def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:

@@ -346,3 +346,11 @@ def test_the_filtered_page_and_its_export_cost_a_fixed_number_of_queries(
     # The export: release lookup, policies, every row, problems, overrides, events.
     with django_assert_max_num_queries(6):
         assert anonymous.get("/?release=noble&_export=csv").status_code == 200
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["/source/%00/", "/feeds/changes/?release=%00", "/api/v1/machine/?machine_id=0&release=%00", "/?q=%00"],
+)
+def test_a_nul_byte_anywhere_in_a_request_is_a_400_not_a_500(anonymous, url):
+    assert anonymous.get(url).status_code == 400
