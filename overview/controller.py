@@ -85,19 +85,6 @@ def _query(publication: Publication) -> CrashQuery:
     )
 
 
-def _covered(
-    problem: Problem, publication: Publication, overrides: list[Override]
-) -> Override | None:
-    for override in overrides:
-        if override.kind != problem.kind:
-            continue
-        if override.version and override.version != publication.version:
-            continue
-        if problem.kind == ProblemKind.INCREASED_RATE or override.bucket_id == problem.bucket_id:
-            return override
-    return None
-
-
 def describe_problem(problem: Problem) -> str:
     if problem.kind == ProblemKind.INCREASED_RATE:
         return f"increased crash rate ({problem.report_count} today, {problem.difference:+.1f} over the baseline)"
@@ -258,7 +245,9 @@ def _decide(
     publication.crash_data_unavailable_since = None
 
     live = overrides.get(publication.source_package_id, [])
-    blocking = [p for p in problems if _covered(p, publication, live) is None]
+    for problem in problems:
+        problem.publication = publication  # covers() reads its version; no query per problem
+    blocking = [p for p in problems if not any(o.covers(p) for o in live)]
     if blocking and publication.state in (PhasingState.PHASING, PhasingState.PAUSED):
         reason = "; ".join(describe_problem(p) for p in blocking)
         change = Change(
