@@ -292,6 +292,9 @@ class EventKind(models.TextChoices):
     COMPLETED = "completed", "Completed"
     SUPERSEDED = "superseded", "Superseded"
     EXTERNAL = "external", "Changed at the source"
+    FROZEN = "frozen", "Release frozen"
+    UNFROZEN = "unfrozen", "Release unfrozen"
+    POLICY = "policy", "Policy changed"
 
 
 class WriteBack(models.TextChoices):

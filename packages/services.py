@@ -24,6 +24,7 @@ from django.utils import timezone
 
 from packages import policy as policy_rules
 from packages.models import (
+    ACTIVE_STATES,
     ArchiveStatus,
     EventKind,
     HoldReason,
@@ -66,6 +67,11 @@ _ALLOWED_FROM: dict[str, tuple[str, ...]] = {
         PhasingState.HALTED,
         PhasingState.COMPLETE,
     ),
+    # Notes on the updates a release- or package-wide decision touches: no change of
+    # percentage or state, but the who, when and why show in their histories and feeds.
+    EventKind.FROZEN: ACTIVE_STATES,
+    EventKind.UNFROZEN: ACTIVE_STATES,
+    EventKind.POLICY: ACTIVE_STATES,
 }
 
 
@@ -354,7 +360,9 @@ def publication_resume(
         percentage = None
         if locked.state == PhasingState.HALTED:
             percentage = policy_resolve(publication=locked).first_percentage
-        return Change(EventKind.RESUMED, percentage=percentage, state=PhasingState.PHASING, reason=reason)
+        return Change(
+            EventKind.RESUMED, percentage=percentage, state=PhasingState.PHASING, reason=reason
+        )
 
     return publication_transition(publication=publication, change=change, actor=actor, now=now)
 
@@ -425,21 +433,42 @@ def policies_resolve_from(
     return policy_rules.DEFAULT_RULES
 
 
+def _note_on_active(
+    publications, *, kind: str, reason: str, actor: AbstractBaseUser, now: datetime
+) -> list[PhasingEvent]:
+    """Record a decision on every active update it touches, in a fixed number of queries."""
+    locked = list(
+        publications.filter(state__in=ACTIVE_STATES).select_for_update(of=("self",)).order_by("pk")
+    )
+    return publications_apply(
+        [(p, Change(kind, reason=reason)) for p in locked], now=now, actor=actor
+    )
+
+
 def release_freeze(
     *, release: Release, actor: AbstractBaseUser, reason: str, now: datetime | None = None
 ) -> Release:
+    """Emergency stop: no update of the release advances until it is unfrozen."""
+    reason = _reason_required(reason)
+    now = now or timezone.now()
     with transaction.atomic():
         locked = Release.objects.select_for_update().get(pk=release.pk)
         locked.frozen = True
-        locked.frozen_reason = _reason_required(reason)
-        locked.frozen_at = now or timezone.now()
+        locked.frozen_reason = reason
+        locked.frozen_at = now
         locked.frozen_by = actor
         locked.save(update_fields=("frozen", "frozen_reason", "frozen_at", "frozen_by"))
+        _note_on_active(
+            locked.publications.all(), kind=EventKind.FROZEN, reason=reason, actor=actor, now=now
+        )
     return locked
 
 
-def release_unfreeze(*, release: Release, actor: AbstractBaseUser, reason: str) -> Release:
-    _reason_required(reason)
+def release_unfreeze(
+    *, release: Release, actor: AbstractBaseUser, reason: str, now: datetime | None = None
+) -> Release:
+    reason = _reason_required(reason)
+    now = now or timezone.now()
     with transaction.atomic():
         locked = Release.objects.select_for_update().get(pk=release.pk)
         locked.frozen = False
@@ -447,6 +476,9 @@ def release_unfreeze(*, release: Release, actor: AbstractBaseUser, reason: str) 
         locked.frozen_at = None
         locked.frozen_by = actor
         locked.save(update_fields=("frozen", "frozen_reason", "frozen_at", "frozen_by"))
+        _note_on_active(
+            locked.publications.all(), kind=EventKind.UNFROZEN, reason=reason, actor=actor, now=now
+        )
     return locked
 
 
@@ -547,6 +579,14 @@ def policy_set(
             action_flag=ADDITION if created else CHANGE,
             change_message=message,
             single_object=True,
+        )
+        touched = Publication.objects.all()
+        if scope_package is not None:
+            touched = touched.filter(source_package=scope_package)
+        elif scope_release is not None:
+            touched = touched.filter(release=scope_release)
+        _note_on_active(
+            touched, kind=EventKind.POLICY, reason=message, actor=actor, now=timezone.now()
         )
     return policy
 

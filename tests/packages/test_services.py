@@ -11,6 +11,7 @@ from packages.models import EventKind, PhasingEvent, PhasingState, Policy, Write
 from packages.services import (
     TransitionError,
     policy_resolve,
+    policy_set,
     publication_advance,
     publication_halt,
     publication_pause,
@@ -18,6 +19,8 @@ from packages.services import (
     publication_resume,
     publication_set_percentage,
     publication_supersede,
+    release_freeze,
+    release_unfreeze,
 )
 from tests.factories import NOW, PublicationFactory, UserFactory
 
@@ -143,3 +146,31 @@ def test_policy_resolves_package_then_release_then_global():
     assert policy_resolve(publication=publication).step == 5
     Policy.objects.create(source_package=publication.source_package, step=1)
     assert policy_resolve(publication=publication).step == 1
+
+
+def test_freezing_a_release_leaves_a_note_on_each_of_its_updates_in_phasing(admin):
+    phasing = PublicationFactory()
+    done = PublicationFactory(
+        release=phasing.release, state=PhasingState.COMPLETE, phased_update_percentage=100
+    )
+    release_freeze(release=phasing.release, actor=admin, reason="mirror outage", now=NOW)
+    release_unfreeze(release=phasing.release, actor=admin, reason="mirrors back", now=NOW)
+    assert [(e.kind, e.reason, e.actor) for e in phasing.events.order_by("id")] == [
+        (EventKind.FROZEN, "mirror outage", admin),
+        (EventKind.UNFROZEN, "mirrors back", admin),
+    ]
+    assert not done.events.exists()
+    phasing.refresh_from_db()
+    assert (phasing.state, phasing.phased_update_percentage) == (PhasingState.PHASING, 10)
+
+
+def test_a_policy_change_shows_in_the_history_of_the_updates_it_applies_to(admin):
+    publication = PublicationFactory()
+    other = PublicationFactory()
+    policy_set(
+        scope_package=publication.source_package, actor=admin, reason="careful package", step=5
+    )
+    [event] = publication.events.all()
+    assert event.kind == EventKind.POLICY
+    assert "step 10 → 5" in event.reason and "careful package" in event.reason
+    assert not other.events.exists()
