@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from datetime import timedelta
 
@@ -35,11 +36,19 @@ def worker(settings, monkeypatch):
     # The simulator's rare tracker outages would make the outcome a matter of chance.
     monkeypatch.setattr(Simulator, "crash_data_outage", lambda self, query, now: "")
     simulated_archive.cache_clear()
-    with start_worker(
-        app, pool="threads", concurrency=2, perform_ping_check=False, shutdown_timeout=20
-    ):
-        yield
-    simulated_archive.cache_clear()
+    # The worker sets up Celery's logging (root level and handlers); give them back after,
+    # so the tests that read logs still see them.
+    root = logging.getLogger()
+    level, handlers = root.level, list(root.handlers)
+    try:
+        with start_worker(
+            app, pool="threads", concurrency=2, perform_ping_check=False, shutdown_timeout=20
+        ):
+            yield
+    finally:
+        root.setLevel(level)
+        root.handlers[:] = handlers
+        simulated_archive.cache_clear()
 
 
 def fresh_crash_sync() -> None:
