@@ -6,6 +6,7 @@ import logging
 from datetime import datetime, timedelta
 
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 
 from overview.sources import publication_source
@@ -98,3 +99,13 @@ def percentages_reconcile(
         write_back=WriteBack.PENDING
     )
     return percentages_write_back(event_ids=stuck, source=source)
+
+
+def percentages_mark_applied(*, event_ids: list[int], detail: str) -> int:
+    """For a source that takes every percentage as given (the simulator while seeding):
+    record the pending write-backs as applied in two statements, without a round trip."""
+    events = PhasingEvent.objects.filter(pk__in=event_ids, write_back=WriteBack.PENDING)
+    Publication.objects.filter(pk__in=events.values("publication_id")).update(
+        source_percentage=F("phased_update_percentage")
+    )
+    return events.update(write_back=WriteBack.APPLIED, write_back_detail=detail)

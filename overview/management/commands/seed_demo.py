@@ -24,7 +24,7 @@ from overview.models import ProblemKind, SourceSync
 from overview.roles import ARCHIVE_ADMINS, TRIAGERS
 from overview.services.overrides import override_create
 from overview.services.sync import crashes_sync, publications_sync
-from overview.services.writeback import percentages_write_back
+from overview.services.writeback import percentages_mark_applied
 from overview.sources.local import LocalCrashSource
 from overview.sources.simulator import Simulator
 from packages.models import PhasingState, Publication
@@ -103,7 +103,7 @@ class Command(BaseCommand):
                 step=timedelta(hours=options["step_hours"]),
                 baseline=timedelta(days=options["baseline_days"]),
             )
-            percentages_write_back(event_ids=pending, source=simulator)
+            percentages_mark_applied(event_ids=pending, detail="recorded by the simulator")
         SourceSync.objects.update_or_create(
             name=REPLAY, defaults={"kind": "demo", "last_attempt_at": now, "last_success_at": now}
         )
