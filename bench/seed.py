@@ -185,6 +185,9 @@ def seed(plan: SeedPlan, *, log=print) -> dict:
                 decisions = controller.tick(now=moment, crash_source=crashes)
                 timings["tick"] += time.perf_counter() - t
                 ticks += 1
+                # As the tick's commit would queue it: this tick's events, written back.
+                percentages_write_back(event_ids=list(pending), source=simulator)
+                pending.clear()
                 halts = [d for d in decisions if d.action == "halt"]
                 if halts and triager and admin:
                     demo._triage_false_alarms(simulator, halts, triager, admin, moment)
