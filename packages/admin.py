@@ -431,7 +431,9 @@ class PublicationAdmin(PhasingPermissionMixin, admin.ModelAdmin):
             action="resume",
             title="Resume",
             explanation="A paused update resumes at its percentage; a halted one restarts at the "
-            "policy's first step. The controller raises it again at the next interval.",
+            "policy's first step. The controller raises it again at the next interval. "
+            "A problem that no triager has overridden halts it again at the next tick, "
+            "and its signer and uploader are emailed again.",
             verb="Resumed",
             call=lambda p, form: services.publication_resume(
                 publication=p, actor=request.user, reason=form.cleaned_data["reason"]
