@@ -115,9 +115,9 @@ def tick(
     now = (now or timezone.now()).astimezone(UTC)
     source = crash_source or configured_crash_source()
     candidates = list(
-        Publication.objects.filter(state__in=ACTIVE_STATES, pocket=Pocket.UPDATES).select_related(
-            "release", "source_package"
-        )
+        Publication.objects.filter(state__in=ACTIVE_STATES, pocket=Pocket.UPDATES)
+        .select_related("release", "source_package")
+        .defer("binaries")  # never read by a tick; the largest column
     )
     queries = {p.pk: _query(p) for p in candidates}
     answers = _fetch_answers(source, list(dict.fromkeys(queries.values())), now)
@@ -127,6 +127,7 @@ def tick(
             Publication.objects.select_for_update(of=("self",))
             .filter(pk__in=queries, state__in=ACTIVE_STATES)
             .select_related("release", "source_package", "signer", "uploader", "sponsor")
+            .defer("binaries")  # never read by a tick; the largest column
             .order_by("pk")
         )
         decisions = _decide_all(locked, queries, answers, now=now)
