@@ -78,7 +78,9 @@ def verdicts(figures: dict) -> dict:
     if "reports_per_s" in figures.get("ingest", {}):
         out["ingest >= 5,000/s"] = figures["ingest"]["reports_per_s"] >= 5000
     if sql:
-        pages = [k for k in next(iter(sql.values())) if k != "active_publications"]
+        pages = [
+            k for k in next(iter(sql.values())) if k not in ("active_publications", "filtered_url")
+        ]
         out["queries per page flat"] = all(
             len({row[p]["queries"] for row in sql.values()}) == 1 for p in pages
         )
@@ -96,26 +98,33 @@ def table(figures: dict) -> str:
         add(
             f"Pages (gunicorn {load['workers']} workers, wrk {load['connections']} connections, {load['seconds']} s each)"
         )
-        add(f"  {'page':<20} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'÷ static':>9}")
+        add(
+            f"  {'page (…_cached: page cache on)':<26} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'÷ static':>9}"
+        )
         for name in (
             "static_overview",
             "overview",
             "overview_filtered",
             "history",
             "api_publications",
+            "static_overview_cached",
+            "overview_cached",
+            "overview_filtered_cached",
         ):
             row = load.get(name)
             if row:
                 ratio = row.get("ratio_to_static", 1.0)
                 add(
-                    f"  {name:<20} {row['rps']:>9.1f} {row['p50_ms']:>8.1f} {row['p99_ms']:>8.1f} {ratio:>9.3f}"
+                    f"  {name:<26} {row['rps']:>9.1f} {row['p50_ms']:>8.1f} {row['p99_ms']:>8.1f} {ratio:>9.3f}"
                 )
         add(f"  gunicorn worker peak RSS: {load.get('worker_peak_rss_mib')} MiB")
     sql = figures.get("sql", {}).get("sizes", {})
     if sql:
         add("")
         add("SQL queries per page (slowest query ms)")
-        names = [k for k in next(iter(sql.values())) if k != "active_publications"]
+        names = [
+            k for k in next(iter(sql.values())) if k not in ("active_publications", "filtered_url")
+        ]
         add(f"  {'publications':<14}" + "".join(f"{n:>20}" for n in names))
         for row in sql.values():
             cells = "".join(
