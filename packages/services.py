@@ -254,6 +254,13 @@ def publications_apply(
     return events
 
 
+# Field types whose Python values psycopg adapts as they are (aware datetimes included);
+# preparing them through the field one by one was a fifth of a large tick's time.
+_DRIVER_ADAPTS = frozenset(
+    {"CharField", "DateTimeField", "PositiveSmallIntegerField", "BooleanField", "ForeignKey"}
+)
+
+
 def publications_save(publications: Sequence[Publication], fields: Sequence[str]) -> None:
     """Save `fields` of many publications in one statement.
 
@@ -284,7 +291,9 @@ def publications_save(publications: Sequence[Publication], fields: Sequence[str]
         f"WHERE t.{quote(pk.column)} = v.{quote(pk.column)}"
     )
     params = [[p.pk for p in publications]] + [
-        [c.get_db_prep_save(getattr(p, c.attname), connection) for p in publications]
+        [getattr(p, c.attname) for p in publications]
+        if c.get_internal_type() in _DRIVER_ADAPTS
+        else [c.get_db_prep_save(getattr(p, c.attname), connection) for p in publications]
         for c in columns
     ]
     with connection.cursor() as cursor:
