@@ -37,8 +37,7 @@ def _page_cache_key(request: HttpRequest) -> str | None:
     messages), so under load it is rendered once per PHASING_PAGE_CACHE_SECONDS and URL,
     like the static page Ubuntu's phased-updater writes by cron, but fresher.
     """
-    seconds = getattr(settings, "PHASING_PAGE_CACHE_SECONDS", 0)
-    if not seconds or request.method != "GET" or "_export" in request.GET:
+    if not settings.PHASING_PAGE_CACHE_SECONDS or request.method != "GET" or "_export" in request.GET:
         return None
     if settings.SESSION_COOKIE_NAME in request.COOKIES or "messages" in request.COOKIES:
         return None

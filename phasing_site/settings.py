@@ -203,6 +203,9 @@ PHASING_APT_ARCHIVE = env_str("PHASING_APT_ARCHIVE")
 PHASING_APT_GPG_KEY = env_str("PHASING_APT_GPG_KEY")
 PHASING_APT_GPG_HOME = env_str("PHASING_APT_GPG_HOME")
 PHASING_SITE_URL = env_str("PHASING_SITE_URL", "http://127.0.0.1:8000")
+# Anonymous visitors' overview is rendered once per this many seconds and URL (0: never
+# kept). Signed-in people always see it live.
+PHASING_PAGE_CACHE_SECONDS = env_int("PHASING_PAGE_CACHE_SECONDS", 0 if DEBUG else 30, minimum=0)
 
 # Error-tracker semantics (errors.ubuntu.com, src/errors/cassie.py) as the default thresholds.
 PHASING_NEW_BUCKET_MIN_SYSTEMS = env_int("PHASING_NEW_BUCKET_MIN_SYSTEMS", 3, minimum=1)
