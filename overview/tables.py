@@ -7,10 +7,11 @@ from datetime import datetime
 import django_tables2 as tables
 from django.core.paginator import Paginator
 from django.template.loader import render_to_string
-from django.utils.html import format_html
+from django.utils import dateformat, timezone
+from django.utils.html import format_html, format_html_join
 
 from overview import selectors
-from overview.templatetags.overview_extras import outlook_lines, utc_time
+from overview.templatetags.overview_extras import age, outlook_lines, utc_time
 from packages.models import Publication
 from packages.selectors import PolicyMap, rules_for
 
@@ -110,16 +111,32 @@ class OverviewTable(tables.Table):
             record.source_package.name,
         )
 
-    def render_date_published(self, record: Publication) -> str:
-        return render_to_string(
-            "overview/_cell_time.html", {"moment": record.date_published, "now": self.now}
+    # Cells built with format_html, not a template each: a page of rows renders several
+    # cells per row, and template rendering dominated the page's time (bench/).
+    def _time_cell(self, moment: datetime | None) -> str:
+        if not moment:
+            return format_html('<span class="muted">—</span>')
+        return format_html(
+            '<time datetime="{}" title="{}">{}</time> <span class="muted age">{}</span>',
+            moment.isoformat(),
+            utc_time(moment),
+            dateformat.format(timezone.localtime(moment), "j M H:i"),
+            age(moment, self.now),
         )
 
+    def render_date_published(self, record: Publication) -> str:
+        return self._time_cell(record.date_published)
+
     def render_last_change(self, value: datetime) -> str:
-        return render_to_string("overview/_cell_time.html", {"moment": value, "now": self.now})
+        return self._time_cell(value)
 
     def render_percentage(self, value: int) -> str:
-        return render_to_string("overview/_cell_percentage.html", {"percentage": value})
+        return format_html(
+            '<span class="pct"><span class="pct-num">{}%</span><span class="bar" aria-hidden="true">'
+            '<span style="width: {}%"></span></span></span>',
+            value,
+            value,
+        )
 
     def render_state(self, record: Publication) -> str:
         return format_html(
@@ -127,8 +144,11 @@ class OverviewTable(tables.Table):
         )
 
     def render_next(self, record: Publication) -> str:
-        return render_to_string(
-            "overview/_cell_next.html", {"lines": outlook_lines(self.outlook(record))}
+        lines = outlook_lines(self.outlook(record))
+        return format_html_join(
+            "",
+            '<span class="next {}">{}</span>',
+            (("next-first" if n == 0 else "muted", line) for n, line in enumerate(lines)),
         )
 
     def render_problems(self, record: Publication) -> str:
