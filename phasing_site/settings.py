@@ -18,9 +18,11 @@ from phasing_site.env import env_bool, env_int, env_list, env_seconds, env_str
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("PHASING_VAR_DIR", str(BASE_DIR / "var")))
 
-DEBUG = env_bool("DEBUG", False)
-
 SECRET_KEY = env_str("SECRET_KEY")
+# A deployment sets SECRET_KEY, and then DEBUG is off unless it says otherwise; with neither
+# set this is a developer's checkout, which runs as the development default.
+DEBUG = env_bool("DEBUG", not SECRET_KEY)
+
 if not SECRET_KEY:
     if not DEBUG:
         raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off")

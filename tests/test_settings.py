@@ -100,3 +100,11 @@ def test_production_settings_pass_check_deploy(tmp_path):
         timeout=120,
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_a_checkout_with_nothing_set_runs_as_development_and_a_deployment_key_turns_debug_off(
+    tmp_path,
+):
+    assert json.loads(load(tmp_path).stdout)["debug"] is True
+    deployed = load(tmp_path, SECRET_KEY="k" * 60, ALLOWED_HOSTS="phasing.example.org")
+    assert json.loads(deployed.stdout)["debug"] is False
