@@ -8,7 +8,7 @@ from datetime import timedelta
 from django.core.exceptions import ImproperlyConfigured
 
 _TRUE = {"1", "true", "yes", "on"}
-_FALSE = {"0", "false", "no", "off", ""}
+_FALSE = {"0", "false", "no", "off"}
 
 
 def env_str(name: str, default: str = "") -> str:
@@ -17,7 +17,7 @@ def env_str(name: str, default: str = "") -> str:
 
 def env_bool(name: str, default: bool) -> bool:
     raw = os.environ.get(name)
-    if raw is None:
+    if raw is None or raw.strip() == "":  # an empty line of .env.example means "not set"
         return default
     value = raw.strip().lower()
     if value in _TRUE:
