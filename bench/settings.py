@@ -1,7 +1,7 @@
-"""The product's settings with the anonymous overview page cache switched on, for the bench.
+"""The product's settings with the anonymous overview page cache on, as in production.
 
-PHASING_PAGE_CACHE_SECONDS is read by overview.views; until phasing_site.settings reads
-it from the environment, the bench sets it here.
+The bench's environment sets PHASING_PAGE_CACHE_SECONDS=0 so that every other figure is
+of the page rendered; this module is the one run with the cache.
 """
 
 from phasing_site.settings import *  # noqa: F403
