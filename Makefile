@@ -28,6 +28,7 @@ run: install
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py demo_accounts
 	$(PY) manage.py seed_demo --if-empty
+	$(PY) manage.py phasing_sync
 	@echo "Phasing on http://$(HOST):$(PORT)/ (Ctrl-C stops everything)"
 	@trap 'kill 0' INT TERM EXIT; \
 	$(CELERY) -A phasing_site worker --loglevel=warning --concurrency=2 --pool=threads & \

@@ -171,7 +171,8 @@ class Command(BaseCommand):
                 for p in problems
             ):
                 continue
-            later = moment + timedelta(minutes=40)
+            # Within the replayed hour, and never in the future of the real clock.
+            later = min(moment + timedelta(minutes=40), timezone.now() - timedelta(minutes=5))
             for problem in problems:
                 override_create(
                     source_package=publication.source_package,
