@@ -25,21 +25,7 @@ from overview.models import (
 )
 from overview.permissions import can_override_problems, can_read_crash_reports
 from overview.services.overrides import override_revoke
-from packages.admin import ReasonForm, action_with_reason, report_outcome
-
-
-class ReadOnlyAdmin(admin.ModelAdmin):
-    def get_readonly_fields(self, request: HttpRequest, obj=None) -> tuple[str, ...]:
-        return tuple(field.name for field in self.model._meta.concrete_fields)
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
+from packages.admin import ReadOnlyAdmin, ReasonForm, action_with_reason, report_outcome
 
 
 @admin.register(ErrorBucket)

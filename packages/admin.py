@@ -9,6 +9,7 @@ audited by admin LogEntry rows (their History page), with the reason in the mess
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
@@ -42,6 +43,22 @@ admin.site.index_title = "Rollouts, releases and policies"
 admin.site.site_url = "/"
 
 # --- intermediate pages -------------------------------------------------------------------
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Records written only by the services (audit trails, synced data): read, never edit."""
+
+    def get_readonly_fields(self, request: HttpRequest, obj=None) -> tuple[str, ...]:
+        return tuple(field.name for field in self.model._meta.concrete_fields)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
 
 
 class ReasonForm(forms.Form):
@@ -185,34 +202,74 @@ def _releases_of(queryset: QuerySet[Publication]) -> list[Release]:
     return list(Release.objects.filter(pk__in=queryset.values("release_id")).order_by("-version"))
 
 
-def freeze_releases(
-    modeladmin: admin.ModelAdmin, request: HttpRequest, releases: list[Release], reason: str
-) -> None:
-    done, failed = [], []
-    for release in releases:
-        try:
-            services.release_freeze(release=release, actor=request.user, reason=reason)
-        except ValidationError as error:
-            failed.append((release, error))
-            continue
-        modeladmin.log_change(request, release, f"Froze the release. Reason: {reason}")
-        done.append(release)
-    report_outcome(modeladmin, request, "Frozen (no update advances until unfrozen)", done, failed)
+@dataclass(frozen=True)
+class ReleaseOperation:
+    service: Callable[..., Release]
+    title: str
+    explanation: str
+    submit_label: str
+    logged: str
+    outcome: str
 
 
-def unfreeze_releases(
-    modeladmin: admin.ModelAdmin, request: HttpRequest, releases: list[Release], reason: str
-) -> None:
-    done, failed = [], []
-    for release in releases:
-        try:
-            services.release_unfreeze(release=release, actor=request.user, reason=reason)
-        except ValidationError as error:
-            failed.append((release, error))
-            continue
-        modeladmin.log_change(request, release, f"Unfroze the release. Reason: {reason}")
-        done.append(release)
-    report_outcome(modeladmin, request, "Unfrozen", done, failed)
+RELEASE_OPERATIONS = {
+    "freeze": ReleaseOperation(
+        services.release_freeze,
+        "Freeze release",
+        "While a release is frozen none of its updates advance.",
+        "Freeze",
+        "Froze the release",
+        "Frozen (no update advances until unfrozen)",
+    ),
+    "unfreeze": ReleaseOperation(
+        services.release_unfreeze,
+        "Unfreeze release",
+        "Updates of the release advance again at the controller's next tick.",
+        "Unfreeze",
+        "Unfroze the release",
+        "Unfrozen",
+    ),
+}
+
+
+def release_action(
+    modeladmin: admin.ModelAdmin,
+    request: HttpRequest,
+    queryset: QuerySet,
+    releases: list[Release],
+    *,
+    operation: str,
+    action: str,
+    **page: object,
+):
+    """Freeze or unfreeze releases from either admin, after asking for a reason."""
+    op = RELEASE_OPERATIONS[operation]
+
+    def perform(form) -> None:
+        reason = form.cleaned_data["reason"]
+        done, failed = [], []
+        for release in releases:
+            try:
+                op.service(release=release, actor=request.user, reason=reason)
+            except ValidationError as error:
+                failed.append((release, error))
+                continue
+            modeladmin.log_change(request, release, f"{op.logged}. Reason: {reason}")
+            done.append(release)
+        report_outcome(modeladmin, request, op.outcome, done, failed)
+
+    return action_with_reason(
+        modeladmin,
+        request,
+        queryset,
+        action=action,
+        title=op.title,
+        explanation=op.explanation,
+        form_class=ReasonForm,
+        perform=perform,
+        submit_label=op.submit_label,
+        **page,
+    )
 
 
 # --- publications --------------------------------------------------------------------------
@@ -501,20 +558,15 @@ class PublicationAdmin(PhasingPermissionMixin, admin.ModelAdmin):
     )
     def freeze_release(self, request: HttpRequest, queryset: QuerySet[Publication]):
         releases = _releases_of(queryset)
-        return action_with_reason(
+        return release_action(
             self,
             request,
             queryset,
+            releases,
+            operation="freeze",
             action="freeze_release",
-            title="Freeze release",
-            explanation="While a release is frozen none of its updates advance.",
-            form_class=ReasonForm,
-            perform=lambda form: freeze_releases(
-                self, request, releases, form.cleaned_data["reason"]
-            ),
             targets=releases,
             targets_label="Releases",
-            submit_label="Freeze",
         )
 
     @admin.action(
@@ -522,20 +574,15 @@ class PublicationAdmin(PhasingPermissionMixin, admin.ModelAdmin):
     )
     def unfreeze_release(self, request: HttpRequest, queryset: QuerySet[Publication]):
         releases = _releases_of(queryset)
-        return action_with_reason(
+        return release_action(
             self,
             request,
             queryset,
+            releases,
+            operation="unfreeze",
             action="unfreeze_release",
-            title="Unfreeze release",
-            explanation="Updates of the release advance again at the controller's next tick.",
-            form_class=ReasonForm,
-            perform=lambda form: unfreeze_releases(
-                self, request, releases, form.cleaned_data["reason"]
-            ),
             targets=releases,
             targets_label="Releases",
-            submit_label="Unfreeze",
         )
 
     @admin.action(
@@ -594,7 +641,7 @@ def _publication_line(publication: Publication) -> str:
 
 
 @admin.register(PhasingEvent)
-class PhasingEventAdmin(admin.ModelAdmin):
+class PhasingEventAdmin(ReadOnlyAdmin):
     """The audit trail: nobody adds, edits or deletes it, superusers included."""
 
     list_display = (
@@ -613,18 +660,6 @@ class PhasingEventAdmin(admin.ModelAdmin):
     list_select_related = ("publication__source_package", "publication__release")
     ordering = ("-created_at", "-id")
     list_per_page = 100
-
-    def get_readonly_fields(self, request: HttpRequest, obj=None) -> tuple[str, ...]:
-        return tuple(field.name for field in PhasingEvent._meta.concrete_fields)
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
 
 
 # --- releases, policies, packages, people -----------------------------------------------------
@@ -653,35 +688,15 @@ class ReleaseAdmin(PhasingPermissionMixin, admin.ModelAdmin):
     @admin.action(description="Freeze the selected releases", permissions=["change_phasing"])
     def freeze(self, request: HttpRequest, queryset: QuerySet[Release]):
         releases = list(queryset)
-        return action_with_reason(
-            self,
-            request,
-            queryset,
-            action="freeze",
-            title="Freeze release",
-            explanation="While a release is frozen none of its updates advance.",
-            form_class=ReasonForm,
-            perform=lambda form: freeze_releases(
-                self, request, releases, form.cleaned_data["reason"]
-            ),
-            submit_label="Freeze",
+        return release_action(
+            self, request, queryset, releases, operation="freeze", action="freeze"
         )
 
     @admin.action(description="Unfreeze the selected releases", permissions=["change_phasing"])
     def unfreeze(self, request: HttpRequest, queryset: QuerySet[Release]):
         releases = list(queryset)
-        return action_with_reason(
-            self,
-            request,
-            queryset,
-            action="unfreeze",
-            title="Unfreeze release",
-            explanation="Updates of the release advance again at the controller's next tick.",
-            form_class=ReasonForm,
-            perform=lambda form: unfreeze_releases(
-                self, request, releases, form.cleaned_data["reason"]
-            ),
-            submit_label="Unfreeze",
+        return release_action(
+            self, request, queryset, releases, operation="unfreeze", action="unfreeze"
         )
 
 
