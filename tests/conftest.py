@@ -21,7 +21,7 @@ def _client_for(user) -> Client:
     return client
 
 
-def _group(name: str) -> Group:
+def group_named(name: str) -> Group:
     """The group the data migration made; transactional tests flush it, so remake it then."""
     group, created = Group.objects.get_or_create(name=name)
     if created:  # flush re-makes permissions (post_migrate), not the migration's groups
@@ -41,14 +41,14 @@ def member_user(db):
 @pytest.fixture
 def triager_user(db):
     user = UserFactory(username="triager")
-    user.groups.add(_group(TRIAGERS))
+    user.groups.add(group_named(TRIAGERS))
     return user
 
 
 @pytest.fixture
 def archive_admin_user(db):
     user = UserFactory(username="archiveadmin", is_staff=True)
-    user.groups.add(_group(ARCHIVE_ADMINS))
+    user.groups.add(group_named(ARCHIVE_ADMINS))
     return user
 
 
