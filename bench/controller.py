@@ -47,11 +47,12 @@ def measure(n: int) -> dict:
 
     from bench.seed import SeedPlan, _simulator
     from overview import controller
-    from overview.models import SourceSync
     from overview.sources.local import LocalCrashSource
+    from overview.sources.simulator import SimulatedCrashFeed
+    from packages.models import SourceSync
 
     plan = SeedPlan()
-    source = LocalCrashSource(feed=_simulator(plan))
+    source = LocalCrashSource(feed=SimulatedCrashFeed(_simulator(plan)))
     now = plan.end_at + timedelta(hours=6)
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     with transaction.atomic():

@@ -26,6 +26,7 @@ CACHE = Path(os.environ.get("BENCH_CACHE", "/tmp/phasing-bench")) / "ingest-reco
 
 def records():
     from bench.seed import SeedPlan, _simulator
+    from overview.sources.simulator import SimulatedCrashFeed
 
     plan = SeedPlan()
     key = (plan, HOURS)
@@ -35,7 +36,7 @@ def records():
         if cached_key == key:
             return cached
     end = plan.end_at
-    drawn = list(_simulator(plan).reports(since=end, now=end + timedelta(hours=HOURS)))
+    drawn = list(SimulatedCrashFeed(_simulator(plan)).reports(since=end, now=end + timedelta(hours=HOURS)))
     CACHE.parent.mkdir(parents=True, exist_ok=True)
     with CACHE.open("wb") as f:
         pickle.dump((key, drawn), f)
@@ -43,7 +44,7 @@ def records():
 
 
 def measure() -> dict:
-    from overview.services.crashes import crash_reports_ingest
+    from overview.services.ingest import crash_reports_ingest
 
     drawn = records()
     started = time.perf_counter()

@@ -51,7 +51,7 @@ class SeedPlan:
 
 
 def _simulator(plan: SeedPlan):
-    from overview.sources.simulator import Simulator
+    from packages.sources.simulator import Simulator
 
     return Simulator(
         seed=plan.seed, packages=plan.packages, mean_days_between_updates=plan.mean_days
@@ -76,10 +76,13 @@ def _windows(plan: SeedPlan) -> list[tuple[datetime, datetime]]:
 def _draw_reports(plan: SeedPlan, share: int, windows, queue) -> None:
     """Worker: the crash reports of every `plan.workers`-th package, window by window.
 
-    Follows Simulator.reports over a share of the packages, so the union of the shares
+    Follows SimulatedCrashFeed.reports over a share of the packages, so the union of the shares
     is exactly what the simulator reports for the window.
     """
+    from overview.sources.simulator import SimulatedCrashFeed
+
     simulator = _simulator(plan)
+    feed = SimulatedCrashFeed(simulator)
     mine = simulator.packages[share :: plan.workers]
     for since, now in windows:
         first_hour = since.replace(minute=0, second=0, microsecond=0) + HOUR
@@ -89,7 +92,7 @@ def _draw_reports(plan: SeedPlan, share: int, windows, queue) -> None:
                 timeline = simulator.timeline(release, package, until=now)
                 for position, upload in enumerate(timeline):
                     following = timeline[position + 1] if position + 1 < len(timeline) else None
-                    batch.extend(simulator._upload_reports(upload, following, first_hour, now))
+                    batch.extend(feed._upload_reports(upload, following, first_hour, now))
         queue.put(batch)
     queue.put(None)
 
@@ -114,7 +117,7 @@ class HotPackageSource:
     tracks_percentage = False
 
     def __init__(self, plan: SeedPlan) -> None:
-        from overview.sources.simulator import Simulator
+        from packages.sources.simulator import Simulator
 
         self.simulator = Simulator(seed=plan.seed + 1000, packages=1, mean_days_between_updates=1.6)
 
@@ -157,17 +160,20 @@ def seed(plan: SeedPlan, *, log=print) -> dict:
 
     from overview import controller
     from overview.management.commands.seed_demo import Command as SeedDemo
-    from overview.models import SourceSync
-    from overview.roles import ARCHIVE_ADMINS, TRIAGERS
-    from overview.services.sync import crashes_sync, publications_sync
+    from overview.services.crash_sync import crashes_sync
     from overview.sources.local import LocalCrashSource
+    from overview.sources.simulator import SimulatedCrashFeed
+    from packages.models import SourceSync
+    from packages.roles import ARCHIVE_ADMINS, TRIAGERS
     from packages.services import write_back_deferred
+    from packages.services.sync import publications_sync
 
     started = time.perf_counter()
     call_command("demo_accounts", "--force", verbosity=0)  # a throwaway bench database
     simulator = _simulator(plan)
     hot = HotPackageSource(plan)
-    crashes = LocalCrashSource(feed=simulator)
+    feed = SimulatedCrashFeed(simulator)
+    crashes = LocalCrashSource(feed=feed)
     windows = _windows(plan)
     replay_start = plan.end_at - timedelta(days=plan.replay_days)
     context = multiprocessing.get_context("fork")
@@ -220,7 +226,7 @@ def seed(plan: SeedPlan, *, log=print) -> dict:
                 _written_back(pending)
                 halts = [d for d in decisions if d.action == "halt"]
                 if halts and triager and admin:
-                    demo._triage_false_alarms(simulator, halts, triager, admin, moment)
+                    demo._triage_false_alarms(feed, halts, triager, admin, moment)
             if index % 8 == 0 or index == len(windows) - 1:
                 log(
                     f"  seeded to {moment:%Y-%m-%d %H:%M}: {reports} reports, {ticks} ticks, "
@@ -249,7 +255,7 @@ def seed(plan: SeedPlan, *, log=print) -> dict:
 
 def seeded_plan() -> dict | None:
     """The plan the database was seeded with, or None when it was not (completely)."""
-    from overview.models import SourceSync
+    from packages.models import SourceSync
 
     mark = SourceSync.objects.filter(name=SEED_MARK).first()
     return mark.last_summary if mark else None

@@ -1,31 +1,28 @@
-"""Admin views of buckets, problems, overrides, notifications, sources and crash reports.
+"""Admin views of buckets, problems, overrides, notifications and crash reports, and the
+problems column and filter of the publication admin.
 
 All of it is read-only here: buckets, reports and problems come from the crash source and
 the controller, overrides are made on the triager pages (through overview.services), and
 emails are sent by the notification service. Crash reports are shown only to those who may
-read their content (overview.permissions); for anyone else the model is not in the admin.
+read their content (packages.permissions); for anyone else the model is not in the admin.
 """
 
 from __future__ import annotations
 
 from django.contrib import admin
 from django.core.exceptions import ValidationError
-from django.db.models import QuerySet
+from django.db.models import Exists, OuterRef, QuerySet
 from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html
 
-from overview.models import (
-    CrashReport,
-    ErrorBucket,
-    Notification,
-    Override,
-    Problem,
-    SourceSync,
-)
-from overview.permissions import can_override_problems, can_read_crash_reports
+from overview.models import CrashReport, ErrorBucket, Notification, Override, Problem
 from overview.services.overrides import override_revoke
-from packages.admin import ReadOnlyAdmin, ReasonForm, action_with_reason, report_outcome
+from packages.admin.actions import ReadOnlyAdmin, action_with_reason, report_outcome
+from packages.admin.forms import ReasonForm
+from packages.admin.publications import PublicationAdmin as ArchivePublicationAdmin
+from packages.models import Publication
+from packages.permissions import can_override_problems, can_read_crash_reports
 
 
 @admin.register(ErrorBucket)
@@ -155,6 +152,45 @@ class NotificationAdmin(ReadOnlyAdmin):
     list_select_related = ("person",)
 
 
-@admin.register(SourceSync)
-class SourceSyncAdmin(ReadOnlyAdmin):
-    list_display = ("name", "kind", "last_attempt_at", "last_success_at", "last_error")
+class ProblemsFilter(admin.SimpleListFilter):
+    title = "problems"
+    parameter_name = "problems"
+
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin):
+        return (
+            ("unresolved", "With problems not overridden"),
+            ("any", "With problems"),
+            ("none", "Without problems"),
+        )
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Publication]):
+        of_row = Problem.objects.filter(publication=OuterRef("pk"))
+        if self.value() == "any":
+            return queryset.filter(Exists(of_row.filter(active=True)))
+        if self.value() == "none":
+            return queryset.exclude(Exists(of_row.filter(active=True)))
+        if self.value() == "unresolved":
+            return queryset.filter(Exists(of_row.unresolved()))
+        return queryset
+
+
+# The archive's publication admin, with the evidence this app adds to it: how many
+# problems each update has, and a filter on them (as one customises UserAdmin).
+admin.site.unregister(Publication)
+
+
+@admin.register(Publication)
+class PublicationAdmin(ArchivePublicationAdmin):
+    list_display = (*ArchivePublicationAdmin.list_display[:-1], "problem_count", "public_page")
+    list_filter = ("release", "state", ProblemsFilter, "pocket")
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Publication]:
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(active_problem_count=Problem.objects.active_count_of(OuterRef("pk")))
+        )
+
+    @admin.display(description="problems", ordering="active_problem_count")
+    def problem_count(self, obj: Publication) -> int:
+        return obj.active_problem_count

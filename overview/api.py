@@ -21,10 +21,10 @@ from ninja.openapi.docs import Swagger
 
 from overview import apt_phasing, selectors
 from overview.filters import PublicationFilter
-from overview.templatetags.overview_extras import outlook_lines
+from overview.wording import outlook_lines
 from packages import policy as policy_rules
 from packages.models import PhasingEvent, Publication, Release
-from packages.selectors import policies_by_scope, rules_for
+from packages.selectors import policies_by_scope
 
 DEFAULT_PER_PAGE = 25
 MAX_PER_PAGE = 100
@@ -339,7 +339,7 @@ def publications(request: HttpRequest, filters: Query[PublicationFilters]):
         raise HttpError(400, "; ".join(problems))
     page = _page(request, filterset.qs, page=filters.page, per_page=filters.per_page)
     policies, now = policies_by_scope(), timezone.now()
-    results = [_publication_out(request, p, rules=rules_for(policies, p), now=now) for p in page]
+    results = [_publication_out(request, p, rules=policy_rules.resolve_for(policies, p), now=now) for p in page]
     return {**_page_links(request, page), "results": results}
 
 
@@ -415,7 +415,7 @@ def problem(request: HttpRequest, bucket_id: int):
                 "active": p.active,
                 "state": p.publication.state,
                 "phased_update_percentage": p.publication.phased_update_percentage,
-                "overridden": selectors.problem_override(p) is not None,
+                "overridden": p.is_overridden,
             }
             for p in affected
         ],

@@ -22,50 +22,51 @@ twice. The number of queries does not grow with the number of publications.
 from __future__ import annotations
 
 import logging
-from collections import defaultdict
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from enum import StrEnum
 
 from django.db import transaction
 from django.utils import timezone
 
-from overview.models import Override, Problem, ProblemKind
-from overview.services.crashes import problems_record
+from overview.models import Problem, ProblemKind
 from overview.services.notifications import halt_notifications_create
+from overview.services.problems import problems_record
 from overview.sources import crash_source as configured_crash_source
 from overview.sources.base import CrashAnswer, CrashQuery, CrashSource
 from packages import policy as policy_rules
-from packages.models import (
-    ACTIVE_STATES,
-    EventKind,
-    HoldReason,
-    PhasingState,
-    Pocket,
-    Policy,
-    Publication,
-)
-from packages.services import (
+from packages.holds import HoldReason, hold_words
+from packages.models import ACTIVE_STATES, EventKind, PhasingState, Pocket, Publication
+from packages.selectors import policies_by_scope
+from packages.services.phasing import (
+    HOLD_FIELDS,
     Change,
-    policies_resolve_from,
     publications_apply,
-    publications_save,
+    publications_hold,
 )
 
 log = logging.getLogger(__name__)
+
+
+class Action(StrEnum):
+    ADVANCE = "advance"
+    COMPLETE = "complete"
+    HALT = "halt"
+    HOLD = "hold"
 
 
 @dataclass(frozen=True)
 class Decision:
     publication_id: int
     label: str
-    action: str  # advance, complete, halt, hold
+    action: Action
     detail: str
     old_percentage: int
     new_percentage: int
     hold_reason: str = ""
 
     def __str__(self) -> str:
-        if self.action in ("advance", "complete"):
+        if self.action in (Action.ADVANCE, Action.COMPLETE):
             return f"{self.label}: {self.action} {self.old_percentage}→{self.new_percentage} ({self.detail})"
         return f"{self.label}: {self.action}: {self.detail}"
 
@@ -143,18 +144,13 @@ def _decide_all(
     *,
     now: datetime,
 ) -> list[Decision]:
-    policies = {(p.release_id, p.source_package_id): p for p in Policy.objects.all()}
+    policies = policies_by_scope()
     answered = {
         p.pk: answers[queries[p.pk]].problems
         for p in publications
         if p.pk in queries and not answers[queries[p.pk]].error
     }
     problems = problems_record(answered, now=now)
-    overrides: dict[int, list[Override]] = defaultdict(list)
-    for override in Override.objects.filter(
-        source_package_id__in={p.source_package_id for p in publications}, revoked_at__isnull=True
-    ):
-        overrides[override.source_package_id].append(override)
 
     decisions: list[Decision] = []
     changes: list[tuple[Publication, Change]] = []
@@ -162,14 +158,10 @@ def _decide_all(
     halted: list[tuple[Publication, list[Problem]]] = []
     for publication in publications:
         answer = answers.get(queries.get(publication.pk)) or CrashAnswer(error="not queried")
-        rules = policies_resolve_from(
-            policies,
-            release_id=publication.release_id,
-            source_package_id=publication.source_package_id,
-        )
+        rules = policy_rules.resolve_for(policies, publication)
         try:
             decision, change, blocking = _decide(
-                publication, rules, answer, problems.get(publication.pk, []), overrides, now
+                publication, rules, answer, problems.get(publication.pk, []), now
             )
         except Exception as exc:  # one broken publication never stops the tick for the others
             log.exception("controller could not decide for %s", _label(publication))
@@ -180,12 +172,12 @@ def _decide_all(
         decisions.append(decision)
         if change is not None:
             changes.append((publication, change))
-            if decision.action == "halt":
+            if decision.action == Action.HALT:
                 halted.append((publication, blocking))
         elif _hold_fields_changed(publication):
             holds.append(publication)
     events = publications_apply(changes, now=now)
-    publications_save(holds, _HOLD_FIELDS)
+    publications_hold(holds)
     halt_events = {e.publication_id: e for e in events if e.kind == EventKind.HALTED}
     halt_notifications_create(
         [(publication, halt_events[publication.pk], blocking) for publication, blocking in halted],
@@ -194,16 +186,13 @@ def _decide_all(
     return decisions
 
 
-_HOLD_FIELDS = ("hold_reason", "hold_detail", "crash_data_unavailable_since")
-
-
 def _remember_hold_fields(publication: Publication) -> None:
-    publication._loaded_hold = tuple(getattr(publication, f) for f in _HOLD_FIELDS)
+    publication._loaded_hold = tuple(getattr(publication, f) for f in HOLD_FIELDS)
 
 
 def _hold_fields_changed(publication: Publication) -> bool:
     return getattr(publication, "_loaded_hold", None) != tuple(
-        getattr(publication, f) for f in _HOLD_FIELDS
+        getattr(publication, f) for f in HOLD_FIELDS
     )
 
 
@@ -212,8 +201,8 @@ def _hold(publication: Publication, reason: str, detail: str) -> tuple[Decision,
     decision = Decision(
         publication.pk,
         _label(publication),
-        "hold",
-        f"{HoldReason(reason).label.lower()}{': ' + detail if detail else ''}",
+        Action.HOLD,
+        hold_words(reason, detail),
         publication.phased_update_percentage,
         publication.phased_update_percentage,
         reason,
@@ -226,7 +215,6 @@ def _decide(
     rules: policy_rules.Rules,
     answer: CrashAnswer,
     problems: list[Problem],
-    overrides: dict[int, list[Override]],
     now: datetime,
 ) -> tuple[Decision, Change | None, list[Problem]]:
     _remember_hold_fields(publication)
@@ -245,24 +233,19 @@ def _decide(
         )
     publication.crash_data_unavailable_since = None
 
-    live = overrides.get(publication.source_package_id, [])
-    for problem in problems:
-        problem.publication = publication  # covers() reads its version; no query per problem
-    blocking = [p for p in problems if not any(o.covers(p) for o in live)]
+    blocking = [p for p in problems if not p.is_overridden]
     if blocking and publication.state in (PhasingState.PHASING, PhasingState.PAUSED):
         reason = "; ".join(describe_problem(p) for p in blocking)
-        change = Change(
-            EventKind.HALTED,
-            percentage=0,
-            state=PhasingState.HALTED,
-            reason=f"halted on problems: {reason}",
-            hold_reason=HoldReason.PROBLEMS,
-            hold_detail=reason,
-        )
         decision = Decision(
-            publication.pk, _label(publication), "halt", reason, percentage, 0, HoldReason.PROBLEMS
+            publication.pk,
+            _label(publication),
+            Action.HALT,
+            reason,
+            percentage,
+            0,
+            HoldReason.PROBLEMS,
         )
-        return decision, change, blocking
+        return decision, Change.halted(reason=reason, by_person=False), blocking
 
     if publication.state == PhasingState.PAUSED:
         return _hold(
@@ -277,17 +260,16 @@ def _decide(
     target = policy_rules.next_percentage(rules, percentage)
     if target is None:
         if percentage >= policy_rules.FULL:
-            change = Change(EventKind.COMPLETED, state=PhasingState.COMPLETE, reason="at 100%")
             return (
                 Decision(
                     publication.pk,
                     _label(publication),
-                    "complete",
+                    Action.COMPLETE,
                     "at 100%",
                     percentage,
                     percentage,
                 ),
-                change,
+                Change.completed(),
                 [],
             )
         return _hold(
@@ -318,13 +300,10 @@ def _decide(
     if rules.quiet_weekend and target >= policy_rules.FULL and policy_rules.in_quiet_weekend(now):
         return _hold(publication, HoldReason.QUIET_WEEKEND, "100% waits until Monday 12:00 UTC")
 
-    kind = EventKind.COMPLETED if target >= policy_rules.FULL else EventKind.ADVANCED
     overridden = [p for p in problems if p not in blocking]
     detail = "no problems" if not overridden else f"{len(overridden)} overridden problem(s)"
-    change = Change(
-        kind, percentage=target, reason=f"{detail}: {percentage}% → {target}%", hold_reason=""
-    )
-    action = "complete" if kind == EventKind.COMPLETED else "advance"
+    change = Change.advanced(old=percentage, new=target, why=detail)
+    action = Action.COMPLETE if change.kind == EventKind.COMPLETED else Action.ADVANCE
     return (
         Decision(publication.pk, _label(publication), action, detail, percentage, target),
         change,

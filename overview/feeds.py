@@ -46,12 +46,10 @@ class _PhasingEventsFeed(Feed):
 
     def item_title(self, event: PhasingEvent) -> str:
         publication = event.publication
-        change = f"{event.old_percentage}% → {event.new_percentage}%"
-        if event.old_percentage is None:
-            change = f"{event.new_percentage}%"
         return (
             f"{publication.source_package.name} {publication.version} "
-            f"({publication.release.codename}): {event.get_kind_display().lower()}, {change}"
+            f"({publication.release.codename}): {event.get_kind_display().lower()}, "
+            f"{event.percentage_change}"
         )
 
     def item_description(self, event: PhasingEvent) -> str:

@@ -1,14 +1,15 @@
 """Error buckets, restricted crash reports, problems of publications, overrides, emails.
 
 A crash report's content (stack trace, environment, package versions, system) is for
-members of the triagers group and superusers only; see overview.permissions.
+members of the triagers group and superusers only; see packages.permissions.
 """
 
 from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Q
+from django.db.models import Count, OuterRef, Q, Subquery
+from django.db.models.functions import Coalesce
 from django.urls import reverse
 
 from packages.models import Person, Publication, Release, SourcePackage
@@ -128,6 +129,51 @@ class ProblemKind(models.TextChoices):
     INCREASED_RATE = "increased_rate", "Increased crash rate"
 
 
+class OverrideQuerySet(models.QuerySet["Override"]):
+    def live(self) -> OverrideQuerySet:
+        return self.filter(revoked_at__isnull=True)
+
+    def covering(self) -> OverrideQuerySet:
+        """Live overrides that cover the Problem row of the enclosing query.
+
+        The one statement of what an override covers: the problem's package, its kind,
+        the publication's version (or every version) and, for a new bucket, that bucket.
+        """
+        return (
+            self.live()
+            .filter(
+                Q(version="") | Q(version=OuterRef("publication__version")),
+                source_package=OuterRef("publication__source_package"),
+                kind=OuterRef("kind"),
+            )
+            .filter(Q(kind=ProblemKind.INCREASED_RATE) | Q(bucket=OuterRef("bucket")))
+        )
+
+
+class ProblemQuerySet(models.QuerySet["Problem"]):
+    def with_covering_override(self) -> ProblemQuerySet:
+        """Each problem with `covering_override_id`: a live override that covers it, or None."""
+        covering = Override.objects.covering().order_by("-created_at", "-id").values("pk")[:1]
+        return self.annotate(covering_override_id=Subquery(covering))
+
+    def unresolved(self) -> ProblemQuerySet:
+        """Active problems no live override covers: what halts an update."""
+        return self.filter(active=True).with_covering_override().filter(
+            covering_override_id__isnull=True
+        )
+
+    def active_count_of(self, publication: OuterRef) -> Subquery:
+        """How many active problems the enclosing query's publication has, as a subquery."""
+        counted = (
+            self.filter(publication=publication, active=True)
+            .order_by()
+            .values("publication")
+            .annotate(n=Count("pk"))
+            .values("n")
+        )
+        return Coalesce(Subquery(counted, output_field=models.IntegerField()), 0)
+
+
 class Problem(models.Model):
     """A bucket new in this version, or a clear rise in crash rate, for one publication."""
 
@@ -144,6 +190,8 @@ class Problem(models.Model):
     last_seen_at = models.DateTimeField()
     # Cleared when the source no longer reports it (the rate fell back, say).
     active = models.BooleanField(default=True)
+
+    objects = ProblemQuerySet.as_manager()
 
     class Meta:
         ordering = ("publication", "kind", "id")
@@ -168,6 +216,11 @@ class Problem(models.Model):
         if self.kind == ProblemKind.INCREASED_RATE:
             return "increased crash rate"
         return str(self.bucket)
+
+    @property
+    def is_overridden(self) -> bool:
+        """Read from a queryset's with_covering_override() (an AttributeError otherwise)."""
+        return self.covering_override_id is not None
 
     @property
     def override_key(self) -> str:
@@ -203,6 +256,8 @@ class Override(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     revoke_reason = models.TextField(blank=True)
+
+    objects = OverrideQuerySet.as_manager()
 
     class Meta:
         ordering = ("-created_at",)
@@ -241,13 +296,6 @@ class Override(models.Model):
     def is_live(self) -> bool:
         return self.revoked_at is None
 
-    def covers(self, problem: Problem) -> bool:
-        if not self.is_live or problem.kind != self.kind:
-            return False
-        if self.version and self.version != problem.publication.version:
-            return False
-        return self.kind == ProblemKind.INCREASED_RATE or self.bucket_id == problem.bucket_id
-
 
 class Notification(models.Model):
     """An email about a halt, sent once per person per halt."""
@@ -274,17 +322,3 @@ class Notification(models.Model):
 
     def __str__(self) -> str:
         return f"{self.subject} → {self.person}"
-
-
-class SourceSync(models.Model):
-    """When each configured source last answered, for the pages and `phasing_sources check`."""
-
-    name = models.CharField(max_length=40, unique=True)
-    kind = models.CharField(max_length=20, help_text="publications or crashes")
-    last_attempt_at = models.DateTimeField(null=True, blank=True)
-    last_success_at = models.DateTimeField(null=True, blank=True)
-    last_error = models.TextField(blank=True)
-    last_summary = models.JSONField(default=dict, blank=True)
-
-    def __str__(self) -> str:
-        return self.name

@@ -7,25 +7,28 @@ below read and never query again.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from enum import StrEnum
 
-from django.db.models import Count, IntegerField, Max, Min, OuterRef, Prefetch, QuerySet, Subquery
+from django.db.models import Count, Max, Min, OuterRef, Prefetch, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
 from overview import apt_phasing
-from overview.models import CrashReport, ErrorBucket, Override, Problem, SourceSync
+from overview.models import CrashReport, ErrorBucket, Override, Problem
 from packages import policy as policy_rules
+from packages.holds import HoldReason
 from packages.models import (
     ACTIVE_STATES,
     EventKind,
-    HoldReason,
     PhasingEvent,
     PhasingState,
     Publication,
     Release,
+    SourceSync,
 )
-from packages.selectors import PolicyMap, rules_for
+from packages.selectors import PolicyMap
 
 RECENTLY_COMPLETED_DAYS = 7
 
@@ -38,13 +41,11 @@ def _with_phasing_context(publications: QuerySet[Publication]) -> QuerySet[Publi
     return publications.select_related("release", "source_package").prefetch_related(
         Prefetch(
             "problems",
-            queryset=Problem.objects.filter(active=True).select_related("bucket").order_by("id"),
+            queryset=Problem.objects.filter(active=True)
+            .with_covering_override()
+            .select_related("bucket")
+            .order_by("id"),
             to_attr="active_problems",
-        ),
-        Prefetch(
-            "source_package__overrides",
-            queryset=Override.objects.filter(revoked_at__isnull=True),
-            to_attr="live_overrides",
         ),
         Prefetch(
             "events",
@@ -61,16 +62,9 @@ def active_publications() -> QuerySet[Publication]:
     last_event = PhasingEvent.objects.filter(publication=OuterRef("pk")).order_by(
         "-created_at", "-id"
     )
-    problem_count = (
-        Problem.objects.filter(publication=OuterRef("pk"), active=True)
-        .order_by()
-        .values("publication")
-        .annotate(n=Count("id"))
-        .values("n")
-    )
     publications = Publication.objects.filter(state__in=ACTIVE_STATES).annotate(
         last_change=Coalesce(Subquery(last_event.values("created_at")[:1]), "date_published"),
-        problem_count=Coalesce(Subquery(problem_count, output_field=IntegerField()), 0),
+        problem_count=Problem.objects.active_count_of(OuterRef("pk")),
     )
     return _with_phasing_context(publications)
 
@@ -93,25 +87,34 @@ class ProblemView:
 
 def problem_views(publication: Publication) -> list[ProblemView]:
     """Active problems of a publication from `active_publications()`, each marked overridden."""
-    overrides = publication.source_package.live_overrides
-    return [
-        ProblemView(problem, any(o.covers(problem) for o in overrides))
-        for problem in publication.active_problems
-    ]
+    return [ProblemView(problem, problem.is_overridden) for problem in publication.active_problems]
+
+
+class Next(StrEnum):
+    ADVANCE = "advance"
+    COMPLETE = "complete"
+    HOLD = "hold"
 
 
 @dataclass(frozen=True)
 class Outlook:
-    """What happens next to one update. Worded by overview_extras.outlook_lines."""
+    """What happens next to one update: it advances, it is complete, or it holds for a
+    HoldReason. Worded by overview.wording.outlook_lines."""
 
-    kind: str
+    next: Next
     now: datetime
     percentage: int
+    hold: HoldReason = HoldReason.NONE
     detail: str = ""
     next_percentage: int | None = None
     next_at: datetime | None = None
     full_at: datetime | None = None
     since: datetime | None = None
+
+    @property
+    def kind(self) -> str:
+        """'advance', 'complete', or the hold reason (the API's next_step.kind)."""
+        return self.hold.value if self.next == Next.HOLD else self.next.value
 
 
 def _halt_detail(publication: Publication) -> str:
@@ -135,22 +138,30 @@ def publication_outlook(
     publication: Publication, *, rules: policy_rules.Rules, now: datetime
 ) -> Outlook:
     """Why an update holds, or when its next steps come under its policy."""
-    base = {"now": now, "percentage": publication.phased_update_percentage}
+    percentage = publication.phased_update_percentage
+
+    def hold(reason: HoldReason, detail: str = "", since: datetime | None = None) -> Outlook:
+        return Outlook(Next.HOLD, now, percentage, hold=reason, detail=detail, since=since)
+
     if publication.state == PhasingState.HALTED:
-        return Outlook("halted", detail=_halt_detail(publication), **base)
+        reason = HoldReason(publication.hold_reason or HoldReason.PROBLEMS)
+        if reason not in (HoldReason.PROBLEMS, HoldReason.PULLED):
+            reason = HoldReason.PROBLEMS  # an outage since the halt keeps the halt's reason
+        return hold(reason, _halt_detail(publication))
     if publication.state == PhasingState.PAUSED:
-        return Outlook("paused", detail=_pause_actor(publication), **base)
+        return hold(HoldReason.PAUSED, _pause_actor(publication))
     if publication.state != PhasingState.PHASING:
-        return Outlook("complete", **base)
+        return Outlook(Next.COMPLETE, now, percentage)
     if publication.release.frozen:
-        return Outlook("release_frozen", detail=publication.release.frozen_reason, **base)
-    if publication.hold_reason == HoldReason.CRASH_DATA_UNAVAILABLE:
-        since = publication.crash_data_unavailable_since
-        return Outlook("crash_data_unavailable", since=since, **base)
-    if publication.hold_reason == HoldReason.NOT_ENOUGH_DATA:
-        return Outlook("not_enough_data", **base)
-    if publication.hold_reason == HoldReason.QUIET_WEEKEND:
-        return Outlook("quiet_weekend", **base)
+        return hold(HoldReason.RELEASE_FROZEN, publication.release.frozen_reason)
+    if publication.hold_reason in (
+        HoldReason.CRASH_DATA_UNAVAILABLE,
+        HoldReason.NOT_ENOUGH_DATA,
+        HoldReason.QUIET_WEEKEND,
+    ):
+        return hold(
+            HoldReason(publication.hold_reason), since=publication.crash_data_unavailable_since
+        )
     steps = policy_rules.projected_steps(
         rules,
         percentage=publication.phased_update_percentage,
@@ -158,11 +169,16 @@ def publication_outlook(
         now=now,
     )
     if not steps:
-        return Outlook("top", **base)
+        return hold(HoldReason.WAITING, f"at the policy's ceiling of {percentage}%")
     next_at, next_percentage = steps[0]
     full_at = next((at for at, value in steps if value >= policy_rules.FULL), None)
     return Outlook(
-        "advance", next_percentage=next_percentage, next_at=next_at, full_at=full_at, **base
+        Next.ADVANCE,
+        now,
+        percentage,
+        next_percentage=next_percentage,
+        next_at=next_at,
+        full_at=full_at,
     )
 
 
@@ -236,25 +252,19 @@ def bucket_report_counts(bucket: ErrorBucket) -> QuerySet:
 
 
 def bucket_problems(bucket: ErrorBucket) -> QuerySet[Problem]:
-    """The publications this bucket is a problem of, each with the live overrides at hand."""
+    """The publications this bucket is a problem of, each with its covering override's id."""
     return (
         Problem.objects.filter(bucket=bucket)
+        .with_covering_override()
         .select_related("publication__release", "publication__source_package", "bucket")
-        .prefetch_related(
-            Prefetch(
-                "publication__source_package__overrides",
-                queryset=Override.objects.filter(revoked_at__isnull=True),
-                to_attr="live_overrides",
-            )
-        )
         .order_by("-publication__date_published", "id")
     )
 
 
-def problem_override(problem: Problem) -> Override | None:
-    """The live override covering a problem from `bucket_problems()`, if any."""
-    overrides = problem.publication.source_package.live_overrides
-    return next((o for o in overrides if o.covers(problem)), None)
+def covering_overrides(problems: Iterable[Problem]) -> dict[int, Override]:
+    """The overrides covering these problems from `bucket_problems()`, by id: one query."""
+    ids = {p.covering_override_id for p in problems if p.is_overridden}
+    return Override.objects.in_bulk(ids) if ids else {}
 
 
 # --- Is my machine in the phase? ----------------------------------------------------------
@@ -302,7 +312,7 @@ def machine_rows(
             waiting_for = "when the release is unfrozen"
         else:
             included_at = policy_rules.time_to_reach(
-                rules_for(policies, publication),
+                policy_rules.resolve_for(policies, publication),
                 percentage=publication.phased_update_percentage,
                 last_increase_at=publication.last_increase_at or publication.date_published,
                 now=now,

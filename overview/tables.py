@@ -9,11 +9,14 @@ from django.core.paginator import Paginator
 from django.template.loader import render_to_string
 from django.utils import dateformat, timezone
 from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString, mark_safe
 
 from overview import selectors
-from overview.templatetags.overview_extras import age, outlook_lines, utc_time
+from overview.wording import age, outlook_lines, utc_time
+from packages import charts
+from packages import policy as policy_rules
 from packages.models import Publication
-from packages.selectors import PolicyMap, rules_for
+from packages.selectors import PolicyMap
 
 PER_PAGE = 25
 MAX_PER_PAGE = 100
@@ -94,7 +97,7 @@ class OverviewTable(tables.Table):
     def outlook(self, record: Publication) -> selectors.Outlook:
         if record.pk not in self._outlooks:
             self._outlooks[record.pk] = selectors.publication_outlook(
-                record, rules=rules_for(self.policies, record), now=self.now
+                record, rules=policy_rules.resolve_for(self.policies, record), now=self.now
             )
         return self._outlooks[record.pk]
 
@@ -130,13 +133,9 @@ class OverviewTable(tables.Table):
     def render_last_change(self, value: datetime) -> str:
         return self._time_cell(value)
 
-    def render_percentage(self, value: int) -> str:
-        return format_html(
-            '<span class="pct"><span class="pct-num">{}%</span><span class="bar" aria-hidden="true">'
-            '<span style="width: {}%"></span></span></span>',
-            value,
-            value,
-        )
+    def render_percentage(self, value: int) -> SafeString:
+        # charts.percentage_bar writes only a clamped integer into its markup.
+        return mark_safe(charts.percentage_bar(value))
 
     def render_state(self, record: Publication) -> str:
         return format_html(

@@ -1,4 +1,7 @@
-"""Celery tasks: thin, idempotent wrappers around services and the controller."""
+"""Celery tasks of the controller side: thin, idempotent wrappers around services.
+
+Task names are kept as they were first published, so messages already queued still run.
+"""
 
 from __future__ import annotations
 
@@ -8,10 +11,12 @@ from celery import shared_task
 from django.core.cache import cache
 
 from overview import controller
+from overview.services.crash_sync import crashes_sync
 from overview.services.notifications import notifications_send_pending
-from overview.services.sync import crashes_sync, publications_sync_since_last
-from overview.services.writeback import percentages_reconcile, percentages_write_back
-from overview.sources import crash_source, publication_source
+from overview.sources import crash_source
+from packages.services.sync import publications_sync_since_last
+from packages.services.writeback import percentages_reconcile
+from packages.sources import publication_source
 
 log = logging.getLogger(__name__)
 
@@ -19,7 +24,7 @@ log = logging.getLogger(__name__)
 _SYNC_LOCK = "phasing:sync-lock"
 
 
-@shared_task(time_limit=1800, soft_time_limit=1700)
+@shared_task(name="overview.tasks.sync_sources", time_limit=1800, soft_time_limit=1700)
 def sync_sources() -> dict:
     if not cache.add(_SYNC_LOCK, "1", timeout=1800):
         log.info("a sync is already running; skipped")
@@ -41,20 +46,13 @@ def sync_sources() -> dict:
         cache.delete(_SYNC_LOCK)
 
 
-@shared_task(time_limit=600, soft_time_limit=540, acks_late=True)
+@shared_task(name="overview.tasks.tick", time_limit=600, soft_time_limit=540, acks_late=True)
 def tick() -> int:
     """A rerun is harmless: a tick at the same moment changes nothing twice."""
     return len(controller.tick())
 
 
-@shared_task(
-    time_limit=600, soft_time_limit=540, acks_late=True, max_retries=5, default_retry_delay=60
-)
-def write_back_percentages(event_ids: list[int]) -> dict:
-    return percentages_write_back(event_ids=event_ids)
-
-
-@shared_task(time_limit=600, soft_time_limit=540)
+@shared_task(name="overview.tasks.reconcile", time_limit=600, soft_time_limit=540)
 def reconcile() -> dict:
     """Finish what a commit left behind: write-backs and emails that did not go out."""
     return {"write_back": percentages_reconcile(), "emails": notifications_send_pending()}

@@ -101,12 +101,13 @@ def problem(request: HttpRequest, pk: int) -> HttpResponse:
     affected = Paginator(selectors.bucket_problems(bucket), AFFECTED_PAGE_SIZE).get_page(
         request.GET.get("affected-page")
     )
+    overrides = selectors.covering_overrides(affected)
     context = {
         "bucket": bucket,
         "counts": counts,
         "totals": totals,
         "affected": affected,
-        "affected_rows": [(p, selectors.problem_override(p)) for p in affected],
+        "affected_rows": [(p, overrides.get(p.covering_override_id)) for p in affected],
     }
     return render(request, "overview/problem.html", context)
 

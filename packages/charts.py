@@ -158,3 +158,12 @@ def percentage_chart(
         )
     out.append("</g></svg>")
     return "".join(out)
+
+
+def percentage_bar(percentage: int) -> str:
+    """The percentage now, as a number and a bar (the bar is decoration: aria-hidden)."""
+    value = max(0, min(100, int(percentage)))
+    return (
+        f'<span class="pct"><span class="pct-num">{value}%</span>'
+        f'<span class="bar" aria-hidden="true"><span style="width: {value}%"></span></span></span>'
+    )

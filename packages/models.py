@@ -15,6 +15,8 @@ from django.db.models.functions import Coalesce
 from django.urls import reverse
 
 from packages import policy as policy_rules
+from packages import words
+from packages.holds import HoldReason
 
 
 class Release(models.Model):
@@ -85,21 +87,6 @@ class PhasingState(models.TextChoices):
 
 
 ACTIVE_STATES = (PhasingState.PHASING, PhasingState.PAUSED, PhasingState.HALTED)
-
-
-class HoldReason(models.TextChoices):
-    """Why an update in phasing did not advance at the last tick: pages show it."""
-
-    NONE = "", "—"
-    PAUSED = "paused", "Paused by a person"
-    PROBLEMS = "problems", "Halted on problems"
-    CRASH_DATA_UNAVAILABLE = "crash_data_unavailable", "Crash data unavailable"
-    NOT_ENOUGH_DATA = "not_enough_data", "Not enough data yet"
-    RELEASE_FROZEN = "release_frozen", "Release frozen"
-    QUIET_WEEKEND = "quiet_weekend", "Quiet weekend"
-    PULLED = "pulled", "Pulled by a person"
-    CONTROLLER_ERROR = "controller_error", "Controller error"
-    WAITING = "waiting", "Waiting for the next step"
 
 
 class Policy(models.Model):
@@ -330,4 +317,28 @@ class PhasingEvent(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.publication}: {self.old_percentage}→{self.new_percentage} {self.kind}"
+        return f"{self.publication}: {self.percentage_change} {self.kind}"
+
+    @property
+    def percentage_change(self) -> str:
+        return words.percentage_change(self.old_percentage, self.new_percentage)
+
+    @property
+    def state_change(self) -> str:
+        old = self.get_old_state_display() if self.old_state else ""
+        return words.state_change(old, self.get_new_state_display())
+
+
+class SourceSync(models.Model):
+    """When each configured source (publications or crashes) last answered, for the pages,
+    the controller's freshness rule and `phasing_sources check`."""
+
+    name = models.CharField(max_length=40, unique=True)
+    kind = models.CharField(max_length=20, help_text="publications or crashes")
+    last_attempt_at = models.DateTimeField(null=True, blank=True)
+    last_success_at = models.DateTimeField(null=True, blank=True)
+    last_error = models.TextField(blank=True)
+    last_summary = models.JSONField(default=dict, blank=True)
+
+    def __str__(self) -> str:
+        return self.name

@@ -8,8 +8,10 @@ an update from reaching 100% between Friday 00:00 and Monday 12:00 UTC.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from typing import Protocol
 
 FULL = 100
 
@@ -43,6 +45,28 @@ class Rules:
 
 
 DEFAULT_RULES = Rules()
+
+# (release id, source package id) of a policy's scope: (None, None) is the global one.
+Scope = tuple[int | None, int | None]
+
+
+class Scoped(Protocol):
+    release_id: int
+    source_package_id: int
+
+
+def resolve(policies: Mapping[Scope, Rules], *, release_id: int, source_package_id: int) -> Rules:
+    """The package's policy, else the release's, else the global one, else the default."""
+    for scope in ((None, source_package_id), (release_id, None), (None, None)):
+        if scope in policies:
+            return policies[scope]
+    return DEFAULT_RULES
+
+
+def resolve_for(policies: Mapping[Scope, Rules], publication: Scoped) -> Rules:
+    return resolve(
+        policies, release_id=publication.release_id, source_package_id=publication.source_package_id
+    )
 
 
 def next_percentage(rules: Rules, current: int) -> int | None:

@@ -11,22 +11,13 @@ from django.db.models import QuerySet
 from packages import charts
 from packages import policy as policy_rules
 from packages.models import PhasingEvent, Policy, Publication, Release, SourcePackage
-from packages.services import policies_resolve_from
 
-PolicyMap = dict[tuple[int | None, int | None], Policy]
+PolicyMap = dict[policy_rules.Scope, policy_rules.Rules]
 
 
 def policies_by_scope() -> PolicyMap:
-    """Every policy row, keyed as policies_resolve_from wants: one query, there are few."""
-    return {(p.release_id, p.source_package_id): p for p in Policy.objects.all()}
-
-
-def rules_for(policies: PolicyMap, publication: Publication) -> policy_rules.Rules:
-    return policies_resolve_from(
-        policies,
-        release_id=publication.release_id,
-        source_package_id=publication.source_package_id,
-    )
+    """Every policy's rules by scope, for policy.resolve: one query, there are few."""
+    return {(p.release_id, p.source_package_id): p.rules() for p in Policy.objects.all()}
 
 
 def close_package_names(name: str, *, limit: int = 5) -> list[str]:
@@ -106,13 +97,9 @@ def chart_points(series: ChartSeries) -> list[charts.ChartPoint]:
             charts.ChartPoint(publication.date_published, first.old_percentage, "published")
         )
     for event in series.events:
-        change = (
-            f"{event.new_percentage}%"
-            if event.old_percentage is None or event.old_percentage == event.new_percentage
-            else f"{event.old_percentage}% → {event.new_percentage}%"
-        )
         label = (
-            f"{event.created_at:%Y-%m-%d %H:%M} UTC: {event.get_kind_display().lower()}, {change}"
+            f"{event.created_at:%Y-%m-%d %H:%M} UTC: {event.get_kind_display().lower()}, "
+            f"{event.percentage_change}"
         )
         if event.kind in (charts.HALT, charts.PAUSE):
             label += f" by {event.actor_name}" + (f": {event.reason}" if event.reason else "")

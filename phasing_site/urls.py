@@ -10,6 +10,6 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/v1/", api.urls),
     path("", include("packages.urls")),
-    path("", include("overview.triage_urls")),
+    path("", include("overview.triage.urls")),
     path("", include("overview.urls")),
 ]

@@ -6,7 +6,7 @@ import pytest
 from django.contrib.auth.models import Group, Permission
 from django.test import Client
 
-from overview.roles import ARCHIVE_ADMINS, GROUP_PERMISSIONS, TRIAGERS
+from packages.roles import ARCHIVE_ADMINS, GROUP_PERMISSIONS, TRIAGERS
 from tests.factories import UserFactory
 
 

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import factory
 from django.contrib.auth import get_user_model
 
-from overview.models import CrashReport, ErrorBucket, Override, Problem, ProblemKind, SourceSync
+from overview.models import CrashReport, ErrorBucket, Override, Problem, ProblemKind
 from packages.models import (
     EventKind,
     Person,
@@ -17,6 +17,7 @@ from packages.models import (
     Publication,
     Release,
     SourcePackage,
+    SourceSync,
 )
 
 NOW = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)

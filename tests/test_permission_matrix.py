@@ -19,9 +19,9 @@ from django.contrib.auth.models import Group
 from django.contrib.contenttypes.models import ContentType
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
-from overview.models import Notification, SourceSync
-from overview.roles import TRIAGERS
-from packages.models import EventKind, PhasingEvent, PhasingState
+from overview.models import Notification
+from packages.models import EventKind, PhasingEvent, PhasingState, SourceSync
+from packages.roles import TRIAGERS
 from tests.factories import (
     NOW,
     CrashReportFactory,
@@ -135,7 +135,7 @@ ADMIN_MODELS: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "overview_problem": ("200 403 200 403 200", "200 403 200 403 200", ()),
     "overview_override": ("200 403 200 403 200", "200 403 200 403 200", ()),
     "overview_notification": ("200 403 200 403 200", "200 403 200 403 200", ()),
-    "overview_sourcesync": ("200 403 200 403 200", "200 403 200 403 200", ()),
+    "packages_sourcesync": ("200 403 200 403 200", "200 403 200 403 200", ()),
     "auth_group": ("403 403 403 403 403", "200 200 200 200 200", ()),
     "auth_user": ("403 403 403 403 403", "200 200 200 200 200", ()),
     "axes_accessattempt": ("403 403 403 403 403", "200 403 200 200 200", ()),
@@ -233,7 +233,7 @@ def seed(superuser):
         "overview_problem": problem,
         "overview_override": override,
         "overview_notification": notification,
-        "overview_sourcesync": sync,
+        "packages_sourcesync": sync,
         "auth_group": Group.objects.get(name=TRIAGERS),
         "auth_user": superuser,
         "axes_accessattempt": AccessAttempt.objects.create(

@@ -4,9 +4,47 @@ from django.contrib.auth.management import create_permissions
 from django.db import migrations
 
 
-def create_groups(apps, schema_editor):
-    from overview.roles import GROUP_PERMISSIONS
+# The groups as this migration made them: a migration's effect must not change when the
+# live roles do (later changes are migrations of their own).
+GROUP_PERMISSIONS = {
+    "triagers": (
+        "overview.view_crash_report_content",
+        "overview.view_crashreport",
+        "overview.override_problem",
+        "overview.add_override",
+        "overview.change_override",
+        "overview.view_override",
+        "overview.view_problem",
+        "overview.view_errorbucket",
+        "packages.view_publication",
+        "packages.view_phasingevent",
+        "packages.view_release",
+        "packages.view_sourcepackage",
+        "packages.view_policy",
+    ),
+    "archive-admins": (
+        "packages.change_phasing",
+        "packages.view_publication",
+        "packages.change_publication",
+        "packages.view_phasingevent",
+        "packages.view_release",
+        "packages.change_release",
+        "packages.view_sourcepackage",
+        "packages.view_person",
+        "packages.view_policy",
+        "packages.add_policy",
+        "packages.change_policy",
+        "packages.delete_policy",
+        "overview.view_problem",
+        "overview.view_errorbucket",
+        "overview.view_override",
+        "overview.view_notification",
+        "overview.view_sourcesync",
+    ),
+}
 
+
+def create_groups(apps, schema_editor):
     # Permissions are normally made after all migrations; the groups need them now.
     for app_config in apps.get_app_configs():
         app_config.models_module = True
@@ -25,8 +63,6 @@ def create_groups(apps, schema_editor):
 
 
 def remove_groups(apps, schema_editor):
-    from overview.roles import GROUP_PERMISSIONS
-
     apps.get_model("auth", "Group").objects.filter(name__in=GROUP_PERMISSIONS).delete()
 
 

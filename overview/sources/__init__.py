@@ -1,4 +1,4 @@
-"""The configured sources, built from settings. The controller asks here and nowhere else."""
+"""The configured crash source, built from settings. The controller asks here and nowhere else."""
 
 from __future__ import annotations
 
@@ -6,45 +6,21 @@ from functools import cache
 
 from django.conf import settings
 
-from overview.sources.base import CrashSource, PublicationSource
+from overview.sources.base import CrashSource
+from overview.sources.simulator import SimulatedCrashFeed
+from packages.sources import simulated_archive
+from packages.sources.simulator import Simulator
 
 
 @cache
-def simulated_archive():
-    from overview.sources.simulator import Simulator
-
-    return Simulator(
-        seed=settings.PHASING_SIMULATOR_SEED,
-        packages=settings.PHASING_SIMULATOR_PACKAGES,
-        mean_days_between_updates=settings.PHASING_SIMULATOR_MEAN_DAYS,
-    )
+def _crash_feed_of(world: Simulator) -> SimulatedCrashFeed:
+    return SimulatedCrashFeed(world)
 
 
-def publication_source(name: str | None = None) -> PublicationSource:
-    name = name or settings.PHASING_PUBLICATION_SOURCE
-    if name == "simulator":
-        return simulated_archive()
-    if name == "launchpad":
-        from overview.sources.launchpad import LaunchpadSource
-
-        return LaunchpadSource(
-            api_root=settings.PHASING_LAUNCHPAD_API_ROOT,
-            distribution=settings.PHASING_LAUNCHPAD_DISTRIBUTION,
-            consumer_key=settings.PHASING_LAUNCHPAD_CONSUMER_KEY,
-            token=settings.PHASING_LAUNCHPAD_TOKEN,
-            token_secret=settings.PHASING_LAUNCHPAD_TOKEN_SECRET,
-            timeout=settings.PHASING_HTTP_TIMEOUT,
-        )
-    if name == "apt":
-        from overview.sources.apt_archive import AptArchiveSource
-
-        return AptArchiveSource(
-            location=settings.PHASING_APT_ARCHIVE,
-            gpg_key=settings.PHASING_APT_GPG_KEY or None,
-            gpg_home=settings.PHASING_APT_GPG_HOME or None,
-            timeout=settings.PHASING_HTTP_TIMEOUT,
-        )
-    raise ValueError(f"unknown publication source {name!r}")
+def simulated_crash_feed() -> SimulatedCrashFeed:
+    """The crash stream of the configured simulated archive (one per world, so its caches
+    of drawn hours last as long as the world does)."""
+    return _crash_feed_of(simulated_archive())
 
 
 def crash_source(name: str | None = None) -> CrashSource:
@@ -52,7 +28,7 @@ def crash_source(name: str | None = None) -> CrashSource:
     if name == "simulator":
         from overview.sources.local import LocalCrashSource
 
-        return LocalCrashSource(feed=simulated_archive())
+        return LocalCrashSource(feed=simulated_crash_feed())
     if name == "local":
         from overview.sources.local import LocalCrashSource
 

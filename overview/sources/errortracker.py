@@ -34,14 +34,9 @@ from urllib.parse import parse_qs, urljoin, urlsplit
 
 import requests
 
-from overview.sources.base import (
-    CrashAnswer,
-    CrashQuery,
-    CrashReportRecord,
-    ProblemRecord,
-    SourceError,
-)
-from overview.sources.http import MalformedResponse, RetryingClient
+from overview.sources.base import CrashAnswer, CrashQuery, CrashReportRecord, ProblemRecord
+from packages.sources.base import SourceError
+from packages.sources.http import MalformedResponse, RetryingClient
 
 log = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """A crash source that judges the crash reports held in Phasing's own database.
 
 Reports arrive from a feed (the simulator, or an import) through
-overview.services.crashes.crash_reports_ingest, which keeps daily counters and
+overview.services.ingest.crash_reports_ingest, which keeps daily counters and
 per-bucket statistics as the error tracker does; this source answers the controller's
 questions from those with the error tracker's rules (overview.crashes). Two queries
 over the small aggregate tables answer any number of publications.
@@ -16,8 +16,9 @@ from datetime import datetime, timedelta
 from django.conf import settings
 
 from overview import crashes
-from overview.models import BucketVersionStat, CrashCounter, SourceSync
+from overview.models import BucketVersionStat, CrashCounter
 from overview.sources.base import CrashAnswer, CrashQuery, CrashReportRecord, ProblemRecord
+from packages.models import SourceSync
 
 
 def thresholds() -> crashes.Thresholds:

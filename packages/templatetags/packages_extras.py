@@ -8,7 +8,6 @@ from django import template
 from django.utils.safestring import SafeString, mark_safe
 
 from packages import charts
-from packages.models import PhasingEvent
 from packages.selectors import ChartSeries, chart_end, chart_points
 
 register = template.Library()
@@ -39,14 +38,6 @@ def history_chart(series: ChartSeries, now: datetime) -> SafeString:
 
 
 @register.filter
-def percentage_change(event: PhasingEvent) -> str:
-    if event.old_percentage is None or event.old_percentage == event.new_percentage:
-        return f"{event.new_percentage}%"
-    return f"{event.old_percentage}% → {event.new_percentage}%"
-
-
-@register.filter
-def state_change(event: PhasingEvent) -> str:
-    if not event.old_state or event.old_state == event.new_state:
-        return event.get_new_state_display()
-    return f"{event.get_old_state_display()} → {event.get_new_state_display()}"
+def percentage_bar(percentage: int) -> SafeString:
+    # charts.percentage_bar writes only a clamped integer into its markup.
+    return mark_safe(charts.percentage_bar(percentage))

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from overview.roles import ARCHIVE_ADMINS
 from packages.models import EventKind, PhasingState
+from packages.roles import ARCHIVE_ADMINS
 from tests.conftest import group_named
 from tests.factories import PublicationFactory, SourcePackageFactory, UserFactory
 

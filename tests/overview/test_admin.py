@@ -6,7 +6,7 @@ import pytest
 from django.contrib.auth.models import Group
 from django.urls import reverse
 
-from overview.roles import TRIAGERS
+from packages.roles import TRIAGERS
 from tests.factories import (
     CrashReportFactory,
     ErrorBucketFactory,

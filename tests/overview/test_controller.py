@@ -10,18 +10,19 @@ from django.core.management import call_command
 
 from overview import controller
 from overview.models import Notification, Problem, ProblemKind
-from overview.services.crashes import crash_reports_ingest
-from overview.services.writeback import percentages_write_back
+from overview.services.ingest import crash_reports_ingest
 from overview.sources.base import CrashAnswer, CrashReportRecord, ProblemRecord
 from overview.sources.local import LocalCrashSource
-from overview.sources.simulator import Simulator
-from packages.models import EventKind, HoldReason, PhasingState, Policy, WriteBack
+from packages.holds import HoldReason
+from packages.models import EventKind, PhasingState, Policy, WriteBack
 from packages.services import (
     publication_pause,
     publication_resume,
     release_freeze,
     release_unfreeze,
 )
+from packages.services.writeback import percentages_write_back
+from packages.sources.simulator import Simulator
 from tests.factories import (
     ErrorBucketFactory,
     OverrideFactory,
@@ -473,7 +474,7 @@ def test_an_outage_keeps_the_reason_a_person_gave_for_a_pause(crashes):
 def test_a_broker_down_at_commit_still_sends_the_halt_emails_and_the_reconcile_writes_back(
     crashes, monkeypatch, django_capture_on_commit_callbacks
 ):
-    from overview import tasks
+    from packages import tasks
 
     publication = PublicationFactory(
         last_increase_at=T0, signer=PersonFactory(email="signer@example.org")
@@ -490,7 +491,7 @@ def test_a_broker_down_at_commit_still_sends_the_halt_emails_and_the_reconcile_w
     halt = publication.events.get(kind=EventKind.HALTED)
     assert halt.write_back == WriteBack.PENDING
 
-    from overview.services.writeback import percentages_reconcile
+    from packages.services.writeback import percentages_reconcile
 
     simulator = Simulator(seed=1)
     percentages_reconcile(now=T0 + 2 * HOURS, source=simulator)
@@ -500,7 +501,7 @@ def test_a_broker_down_at_commit_still_sends_the_halt_emails_and_the_reconcile_w
 
 
 def test_a_failed_write_back_is_retried_until_the_source_takes_it(crashes):
-    from overview.services.writeback import percentages_reconcile
+    from packages.services.writeback import percentages_reconcile
 
     class Down:
         name = "down"
@@ -521,7 +522,7 @@ def test_a_failed_write_back_is_retried_until_the_source_takes_it(crashes):
 
 
 def test_stale_crash_data_holds_the_update():
-    from overview.models import SourceSync
+    from packages.models import SourceSync
 
     publication = PublicationFactory(last_increase_at=T0)
     source = LocalCrashSource(

@@ -9,8 +9,9 @@ import pytest
 from django.core.management import call_command
 
 from overview.models import CrashReport, Override, Problem
-from overview.sources.simulator import Simulator
+from overview.sources.simulator import SimulatedCrashFeed
 from packages.models import PhasingEvent, PhasingState, Publication
+from packages.sources.simulator import Simulator
 
 NOW = datetime(2026, 12, 3, 7, 0, tzinfo=UTC)
 
@@ -38,10 +39,10 @@ def test_versions_look_like_stable_release_updates():
 
 def test_crash_reports_of_an_hour_do_not_depend_on_the_window_asked_for():
     simulator = Simulator(packages=60)
-    short = {r.external_id for r in simulator.reports(since=NOW - timedelta(hours=3), now=NOW)}
+    short = {r.external_id for r in SimulatedCrashFeed(simulator).reports(since=NOW - timedelta(hours=3), now=NOW)}
     long = {
         r.external_id
-        for r in Simulator(packages=60).reports(since=NOW - timedelta(hours=9), now=NOW)
+        for r in SimulatedCrashFeed(Simulator(packages=60)).reports(since=NOW - timedelta(hours=9), now=NOW)
     }
     assert short and short <= long
 

@@ -7,16 +7,19 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from overview import controller
-from overview.models import Problem, SourceSync
-from overview.services.sync import publications_sync
-from overview.services.writeback import percentages_write_back
-from overview.sources import crash_source, publication_source
-from overview.sources.apt_archive import AptArchiveSource
-from overview.sources.apt_writer import write_archive
-from overview.sources.base import CrashAnswer, PublicationRecord
+from overview.models import Problem
+from overview.sources import crash_source
+from overview.sources.base import CrashAnswer
 from overview.sources.errortracker import ErrorTrackerSource
-from overview.sources.launchpad import LaunchpadSource
-from packages.models import HoldReason, PhasingState, Publication, WriteBack
+from packages.holds import HoldReason
+from packages.models import PhasingState, Publication, SourceSync, WriteBack
+from packages.services.sync import publications_sync
+from packages.services.writeback import percentages_write_back
+from packages.sources import publication_source
+from packages.sources.apt_archive import AptArchiveSource
+from packages.sources.apt_writer import write_archive
+from packages.sources.base import PublicationRecord
+from packages.sources.launchpad import LaunchpadSource
 from tests.factories import PublicationFactory
 from tests.overview.sources.fake_http import FakeHTTPServer, Reply
 

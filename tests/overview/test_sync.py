@@ -8,11 +8,12 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.core.management import call_command
 
-from overview.models import BucketVersionStat, CrashCounter, CrashReport, SourceSync
-from overview.services.crashes import crash_reports_ingest
-from overview.services.sync import publications_sync, publications_sync_since_last
-from overview.sources.base import CrashReportRecord, PublicationRecord, ReleaseRecord, SourceError
-from packages.models import ArchiveStatus, EventKind, PhasingState, Pocket, Publication
+from overview.models import BucketVersionStat, CrashCounter, CrashReport
+from overview.services.ingest import crash_reports_ingest
+from overview.sources.base import CrashReportRecord
+from packages.models import ArchiveStatus, EventKind, PhasingState, Pocket, Publication, SourceSync
+from packages.services.sync import publications_sync, publications_sync_since_last
+from packages.sources.base import PublicationRecord, ReleaseRecord, SourceError
 
 pytestmark = pytest.mark.django_db
 
@@ -183,7 +184,7 @@ def test_malformed_reports_are_logged_and_skipped(caplog):
 
 def test_the_sync_command_prints_a_summary(capsys, settings):
     settings.PHASING_SIMULATOR_PACKAGES = 20
-    from overview.sources import simulated_archive
+    from packages.sources import simulated_archive
 
     simulated_archive.cache_clear()
     try:
@@ -212,7 +213,7 @@ def test_the_periodic_sync_asks_only_for_what_changed_since_the_last_one():
 
 def test_the_sources_check_command_says_what_answers(capsys, settings):
     settings.PHASING_SIMULATOR_PACKAGES = 10
-    from overview.sources import simulated_archive
+    from packages.sources import simulated_archive
 
     simulated_archive.cache_clear()
     try:

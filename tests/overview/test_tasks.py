@@ -11,10 +11,9 @@ from celery.contrib.testing.worker import start_worker
 from django.utils import timezone
 
 from overview import tasks
-from overview.models import SourceSync
-from overview.sources import simulated_archive
-from overview.sources.simulator import Simulator
-from packages.models import PhasingEvent, PhasingState, WriteBack
+from overview.sources.simulator import SimulatedCrashFeed
+from packages.models import PhasingEvent, PhasingState, SourceSync, WriteBack
+from packages.sources import simulated_archive
 from phasing_site.celery import app
 from tests.factories import PublicationFactory
 
@@ -34,7 +33,7 @@ def wait_for(predicate, *, seconds: float = 30.0):
 def worker(settings, monkeypatch):
     settings.PHASING_SIMULATOR_PACKAGES = 5
     # The simulator's rare tracker outages would make the outcome a matter of chance.
-    monkeypatch.setattr(Simulator, "crash_data_outage", lambda self, query, now: "")
+    monkeypatch.setattr(SimulatedCrashFeed, "crash_data_outage", lambda self, query, now: "")
     simulated_archive.cache_clear()
     # The worker sets up Celery's logging (root level and handlers); give them back after,
     # so the tests that read logs still see them.

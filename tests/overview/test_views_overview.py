@@ -11,7 +11,8 @@ import pytest
 import time_machine
 
 from overview.models import ProblemKind
-from packages.models import HoldReason, PhasingState
+from packages.holds import HoldReason
+from packages.models import PhasingState
 from tests.factories import (
     NOW,
     CrashReportFactory,

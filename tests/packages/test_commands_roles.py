@@ -11,8 +11,8 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 from django.urls import reverse
 
-from overview.permissions import can_change_phasing, can_override_problems, can_read_crash_reports
-from overview.roles import ARCHIVE_ADMINS, GROUP_PERMISSIONS, TRIAGERS
+from packages.permissions import can_change_phasing, can_override_problems, can_read_crash_reports
+from packages.roles import ARCHIVE_ADMINS, GROUP_PERMISSIONS, TRIAGERS
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db

@@ -7,24 +7,40 @@ from datetime import timedelta
 import pytest
 from django.core.exceptions import ValidationError
 
+from packages import policy
 from packages.models import EventKind, PhasingEvent, PhasingState, Policy, WriteBack
+from packages.selectors import policies_by_scope
 from packages.services import (
+    Change,
     TransitionError,
-    policy_resolve,
     policy_set,
-    publication_advance,
     publication_halt,
     publication_pause,
     publication_release,
     publication_resume,
     publication_set_percentage,
-    publication_supersede,
+    publication_transition,
     release_freeze,
     release_unfreeze,
 )
+from packages.services.phasing import publications_supersede
 from tests.factories import NOW, PublicationFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
+
+
+def advance(publication, percentage):
+    """One step as the controller takes it."""
+    return publication_transition(
+        publication=publication,
+        change=Change.advanced(old=publication.phased_update_percentage, new=percentage),
+        now=NOW,
+    )
+
+
+def supersede(old, new):
+    locked = type(old).objects.select_for_update().get(pk=old.pk)
+    return publications_supersede([(locked, new)], now=NOW, by="sync")
 
 
 @pytest.fixture
@@ -35,7 +51,7 @@ def admin():
 def test_each_change_writes_exactly_one_event(admin, django_capture_on_commit_callbacks):
     publication = PublicationFactory(phased_update_percentage=30)
     with django_capture_on_commit_callbacks():
-        publication_advance(publication=publication, percentage=40, now=NOW)
+        advance(publication, 40)
         publication_pause(
             publication=publication, actor=admin, reason="waiting for a bug report", now=NOW
         )
@@ -55,7 +71,7 @@ def test_each_change_writes_exactly_one_event(admin, django_capture_on_commit_ca
 
 def test_a_percentage_change_is_queued_for_write_back_and_a_pause_is_not(admin):
     publication = PublicationFactory(phased_update_percentage=30)
-    advanced = publication_advance(publication=publication, percentage=40, now=NOW)
+    advanced = advance(publication, 40)
     paused = publication_pause(publication=publication, actor=admin, reason="look", now=NOW)
     assert advanced.write_back == WriteBack.PENDING
     assert paused.write_back == WriteBack.NOT_NEEDED
@@ -92,7 +108,7 @@ def test_only_a_paused_or_halted_update_can_be_resumed(admin):
 def test_a_superseded_update_cannot_be_changed(admin):
     old = PublicationFactory()
     new = PublicationFactory(source_package=old.source_package, release=old.release)
-    publication_supersede(publication=old, by=new, now=NOW)
+    supersede(old, new)
     with pytest.raises(TransitionError):
         publication_set_percentage(publication=old, percentage=50, actor=admin, reason="oops")
     old.refresh_from_db()
@@ -103,11 +119,12 @@ def test_a_superseded_update_cannot_be_changed(admin):
     )
 
 
-def test_superseding_twice_writes_one_event():
+def test_a_superseded_update_cannot_be_superseded_again():
     old = PublicationFactory()
     new = PublicationFactory(source_package=old.source_package, release=old.release)
-    publication_supersede(publication=old, by=new, now=NOW)
-    assert publication_supersede(publication=old, by=new, now=NOW) is None
+    supersede(old, new)
+    with pytest.raises(TransitionError):
+        supersede(old, new)
     assert old.events.filter(kind=EventKind.SUPERSEDED).count() == 1
 
 
@@ -139,13 +156,16 @@ def test_a_percentage_outside_0_to_100_is_refused(admin, percentage):
 
 def test_policy_resolves_package_then_release_then_global():
     publication = PublicationFactory()
-    assert policy_resolve(publication=publication).step == 10
+    def step() -> int:
+        return policy.resolve_for(policies_by_scope(), publication).step
+
+    assert step() == 10
     Policy.objects.create(step=20)
-    assert policy_resolve(publication=publication).step == 20
+    assert step() == 20
     Policy.objects.create(release=publication.release, step=5)
-    assert policy_resolve(publication=publication).step == 5
+    assert step() == 5
     Policy.objects.create(source_package=publication.source_package, step=1)
-    assert policy_resolve(publication=publication).step == 1
+    assert step() == 1
 
 
 def test_freezing_a_release_leaves_a_note_on_each_of_its_updates_in_phasing(admin):

@@ -5,9 +5,11 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandParser
 from django.utils import timezone
 
-from overview.sources import crash_source, publication_source
-from overview.sources.base import CrashQuery, SourceError
+from overview.sources import crash_source
+from overview.sources.base import CrashQuery
 from packages.models import ACTIVE_STATES, Publication
+from packages.sources import publication_source
+from packages.sources.base import SourceError
 
 
 class Command(BaseCommand):

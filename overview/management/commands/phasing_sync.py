@@ -6,8 +6,10 @@ from django.core.management.base import BaseCommand, CommandParser
 from tqdm import tqdm
 
 from overview.management.commands.phasing_tick import aware
-from overview.services.sync import crashes_sync, publications_sync
-from overview.sources import crash_source, publication_source
+from overview.services.crash_sync import crashes_sync
+from overview.sources import crash_source
+from packages.services.sync import publications_sync
+from packages.sources import publication_source
 
 
 class Command(BaseCommand):

@@ -20,15 +20,17 @@ from django.utils import timezone
 from tqdm import tqdm
 
 from overview import controller
-from overview.models import ProblemKind, SourceSync
-from overview.roles import ARCHIVE_ADMINS, TRIAGERS
+from overview.models import ProblemKind
+from overview.services.crash_sync import crashes_sync
 from overview.services.overrides import override_create
-from overview.services.sync import crashes_sync, publications_sync
-from overview.services.writeback import percentages_mark_applied
 from overview.sources.local import LocalCrashSource
-from overview.sources.simulator import Simulator
-from packages.models import PhasingState, Publication
+from overview.sources.simulator import SimulatedCrashFeed
+from packages.models import PhasingState, Publication, SourceSync
+from packages.roles import ARCHIVE_ADMINS, TRIAGERS
 from packages.services import publication_resume, write_back_deferred
+from packages.services.sync import publications_sync
+from packages.services.writeback import percentages_mark_applied
+from packages.sources.simulator import Simulator
 
 REPLAY = "seed_demo:replay"
 
@@ -119,7 +121,8 @@ class Command(BaseCommand):
     def _replay(
         self, simulator: Simulator, start, now, *, step: timedelta, baseline: timedelta
     ) -> None:
-        crashes = LocalCrashSource(feed=simulator)
+        feed = SimulatedCrashFeed(simulator)
+        crashes = LocalCrashSource(feed=feed)
         publications_sync(simulator, now=start)
         with tqdm(desc="crash reports before the replay", unit=" reports", file=self.stderr) as bar:
             crashes_sync(crashes, since=start - baseline, now=start, progress=bar.update)
@@ -141,10 +144,10 @@ class Command(BaseCommand):
                 decisions = controller.tick(now=moment, crash_source=crashes)
                 halts = [d for d in decisions if d.action == "halt"]
                 if halts and triager and admin:
-                    self._triage_false_alarms(simulator, halts, triager, admin, moment)
+                    self._triage_false_alarms(feed, halts, triager, admin, moment)
                 bar.update(1)
 
-    def _triage_false_alarms(self, simulator, halts, triager, admin, moment) -> None:
+    def _triage_false_alarms(self, feed, halts, triager, admin, moment) -> None:
         """A triager finds the halt was not caused by the update, overrides it; phasing resumes.
 
         The simulator knows the truth: a false alarm's bucket, or a rise in crashes of an
@@ -153,6 +156,7 @@ class Command(BaseCommand):
         publications = Publication.objects.filter(
             pk__in=[d.publication_id for d in halts]
         ).select_related("release", "source_package")
+        simulator = feed.world
         releases = {r.codename: r for r in simulator.releases()}
         for publication in publications:
             uploads = simulator.timeline(
@@ -164,7 +168,7 @@ class Command(BaseCommand):
             truth = upload.regression.kind if upload and upload.regression else None
             if upload is None or truth in ("new_bucket", "increased_rate"):
                 continue
-            innocent = {simulator.regression_bucket(upload)[0]} if truth == "false_alarm" else set()
+            innocent = {feed.regression_bucket(upload)[0]} if truth == "false_alarm" else set()
             problems = list(publication.problems.filter(active=True).select_related("bucket"))
             if any(
                 p.kind == ProblemKind.NEW_BUCKET and p.bucket.signature not in innocent

@@ -11,7 +11,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from overview.roles import ARCHIVE_ADMINS, TRIAGERS
+from packages.roles import ARCHIVE_ADMINS, TRIAGERS
 
 DEMO_ACCOUNTS = (
     # username, password, group, is_staff

@@ -6,7 +6,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from overview.roles import ARCHIVE_ADMINS, GROUP_PERMISSIONS
+from packages.roles import ARCHIVE_ADMINS, GROUP_PERMISSIONS
 
 
 class Command(BaseCommand):

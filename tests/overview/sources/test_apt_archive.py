@@ -22,15 +22,15 @@ import pytest
 from debian import deb822
 
 from overview.apt_phasing import decide
-from overview.sources import apt_writer
-from overview.sources.apt_archive import AptArchiveSource, parse_release_date
-from overview.sources.apt_writer import (
+from packages.sources import apt_writer
+from packages.sources.apt_archive import AptArchiveSource, parse_release_date
+from packages.sources.apt_writer import (
     file_hashes,
     format_release_date,
     release_text,
     write_archive,
 )
-from overview.sources.base import PublicationRecord, PublicationSource, SourceError
+from packages.sources.base import PublicationRecord, PublicationSource, SourceError
 from tests.apt_harness import AptHarnessError, AptRow, AptSandbox, apt_available
 
 DATE = datetime(2024, 6, 3, 12, 30, tzinfo=UTC)
@@ -248,7 +248,7 @@ def test_a_malformed_percentage_is_logged_and_that_publication_skipped(tmp_path,
         f"Package: broken\nVersion: 1.0-1\nArchitecture: amd64\nPhased-Update-Percentage: {value}\n\n"
         "Package: fine\nVersion: 2.0-1\nArchitecture: amd64\nPhased-Update-Percentage: 40\n",
     )
-    with caplog.at_level(logging.WARNING, logger="overview.sources.apt_archive"):
+    with caplog.at_level(logging.WARNING, logger="packages.sources.apt_archive"):
         records = list(
             AptArchiveSource(location=str(tmp_path)).publications(
                 release="noble", since=None, now=NOW

@@ -29,14 +29,14 @@ from urllib.parse import unquote
 
 import pytest
 
-from overview.sources.base import (
+from packages.sources.base import (
     PersonRecord,
     PublicationRecord,
     PublicationSource,
     ReleaseRecord,
     SourceError,
 )
-from overview.sources.launchpad import REDACTED, LaunchpadSource
+from packages.sources.launchpad import REDACTED, LaunchpadSource
 from tests.overview.sources.fake_http import FakeHTTPServer, Reply, SleepRecorder
 
 NOW = datetime(2025, 6, 3, 12, 0, tzinfo=UTC)

@@ -18,7 +18,7 @@ from typing import Any
 
 import requests
 
-from overview.sources.base import SourceError
+from packages.sources.base import SourceError
 
 log = logging.getLogger(__name__)
 

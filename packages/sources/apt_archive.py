@@ -28,7 +28,7 @@ import requests
 from debian import deb822
 from debian.debian_support import Version
 
-from overview.sources.apt_writer import (
+from packages.sources.apt_writer import (
     PACKAGES_VARIANTS,
     PHASED_FIELD,
     RELEASE_HASHES,
@@ -44,12 +44,7 @@ from overview.sources.apt_writer import (
     suite_lock,
     write_by_hash,
 )
-from overview.sources.base import (
-    PublicationRecord,
-    ReleaseRecord,
-    SourceError,
-    WriteResult,
-)
+from packages.sources.base import PublicationRecord, ReleaseRecord, SourceError, WriteResult
 
 log = logging.getLogger(__name__)
 

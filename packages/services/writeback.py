@@ -9,9 +9,9 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from overview.sources import publication_source
-from overview.sources.base import PublicationSource
 from packages.models import PhasingEvent, Publication, WriteBack
+from packages.sources import publication_source
+from packages.sources.base import PublicationSource
 
 log = logging.getLogger(__name__)
 

@@ -42,14 +42,14 @@ from urllib.parse import quote, urljoin, urlsplit
 import requests
 from debian.debian_support import version_compare
 
-from overview.sources.base import (
+from packages.sources.base import (
     PersonRecord,
     PublicationRecord,
     ReleaseRecord,
     SourceError,
     WriteResult,
 )
-from overview.sources.http import MalformedResponse, RetryingClient, StatusError
+from packages.sources.http import MalformedResponse, RetryingClient, StatusError
 
 log = logging.getLogger(__name__)
 

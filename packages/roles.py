@@ -36,6 +36,6 @@ GROUP_PERMISSIONS: dict[str, tuple[str, ...]] = {
         "overview.view_errorbucket",
         "overview.view_override",
         "overview.view_notification",
-        "overview.view_sourcesync",
+        "packages.view_sourcesync",
     ),
 }

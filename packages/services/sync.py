@@ -1,4 +1,4 @@
-"""Bring publications and crash reports from the configured sources into the database.
+"""Bring publications from the configured publication source into the database.
 
 A sync only adds and updates what the source showed it; it never deletes what it did not
 see, so a partial answer (a source that failed half-way) loses nothing.
@@ -8,34 +8,26 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.db import transaction
 from django.utils import timezone
 
-from overview.models import SourceSync
-from overview.services.crashes import crash_reports_ingest
-from overview.sources.base import (
-    CrashSource,
-    PersonRecord,
-    PublicationRecord,
-    PublicationSource,
-    SourceError,
-)
 from packages.models import (
     ArchiveStatus,
-    EventKind,
     Person,
-    PhasingEvent,
     PhasingState,
     Pocket,
     Publication,
     Release,
     SourcePackage,
+    SourceSync,
 )
-from packages.services import Change, publications_apply
+from packages.services.bulk import ids_for_names
+from packages.services.phasing import publications_publish, publications_supersede
+from packages.sources.base import PersonRecord, PublicationRecord, PublicationSource, SourceError
 
 log = logging.getLogger(__name__)
 
@@ -146,7 +138,10 @@ def publications_sync(
         release_records = source.releases()
     except SourceError as exc:
         summary.errors.append(str(exc))
-        _sync_status(source.name, "publications", now, summary, error=str(exc), dry_run=dry_run)
+        if not dry_run:
+            source_sync_record(
+                source.name, "publications", now=now, summary=summary.as_dict(), error=str(exc)
+            )
         return summary
     for release_record in release_records:
         release, _ = (
@@ -189,7 +184,10 @@ def publications_sync(
             _sync_release(source, release, kept, now=now, summary=summary)
         if progress:
             progress(len(records))
-    _sync_status(source.name, "publications", now, summary, dry_run=dry_run)
+    if not dry_run:
+        source_sync_record(
+            source.name, "publications", now=now, summary=summary.as_dict(), warnings=summary.errors
+        )
     return summary
 
 
@@ -203,12 +201,7 @@ def _sync_release(
 ) -> None:
     tracks = getattr(source, "tracks_percentage", True)
     with transaction.atomic():
-        packages = {
-            name: pk
-            for name, pk in _bulk_ids(
-                SourcePackage, "name", {r.source_package for r in records}
-            ).items()
-        }
+        packages = ids_for_names(SourcePackage, "name", {r.source_package for r in records})
         people = _people(records)
         existing = {
             (p.pocket, p.source_package_id, p.version): p
@@ -265,25 +258,8 @@ def _sync_release(
                 changed.append(publication)
             else:
                 summary.unchanged += 1
-        Publication.objects.bulk_create(created, batch_size=500)
+        publications_publish(created, now=now, by=f"sync:{source.name}")
         summary.new += len(created)
-        PhasingEvent.objects.bulk_create(
-            [
-                PhasingEvent(
-                    publication=p,
-                    created_at=now,
-                    kind=EventKind.PUBLISHED,
-                    old_percentage=None,
-                    new_percentage=p.phased_update_percentage,
-                    old_state="",
-                    new_state=p.state,
-                    actor_name=f"sync:{source.name}",
-                    reason=f"published in {release.codename}-{p.pocket}",
-                )
-                for p in created
-            ],
-            batch_size=500,
-        )
         Publication.objects.bulk_update(
             changed, ("source_percentage", "previous_version", "synced_at"), batch_size=500
         )
@@ -306,97 +282,42 @@ def _supersede(release, publications, records, packages, *, now: datetime) -> in
             group not in newest or publication.date_published > newest[group].date_published
         ):
             newest[group] = publication
-    changes = []
+    replaced: list[tuple[Publication, Publication | None]] = []
     for group, members in by_source.items():
         winner = newest.get(group)
         for publication in members:
             if publication.state == PhasingState.SUPERSEDED:
                 continue
             key = (publication.pocket, publication.source_package_id, publication.version)
-            replaced = winner is not None and publication.date_published < winner.date_published
-            if not replaced and key not in superseded_by_source:
+            newer = winner is not None and publication.date_published < winner.date_published
+            if not newer and key not in superseded_by_source:
                 continue
-            publication.status = ArchiveStatus.SUPERSEDED
-            publication.superseded_by = winner if replaced else None
-            publication.date_superseded = publication.date_superseded or now
-            reason = f"superseded by {winner.version}" if replaced else "superseded at the source"
-            changes.append(
-                (
-                    publication,
-                    Change(
-                        EventKind.SUPERSEDED,
-                        state=PhasingState.SUPERSEDED,
-                        reason=reason,
-                        hold_reason="",
-                    ),
-                )
-            )
-    publications_apply(changes, now=now, actor_name="sync")
-    return len(changes)
+            replaced.append((publication, winner if newer else None))
+    publications_supersede(replaced, now=now, by="sync")
+    return len(replaced)
 
 
-def _bulk_ids(model, field_name: str, values: set[str]) -> dict[str, int]:
-    model.objects.bulk_create(
-        [model(**{field_name: value}) for value in values], ignore_conflicts=True, batch_size=1000
-    )
-    return dict(model.objects.filter(**{f"{field_name}__in": values}).values_list(field_name, "id"))
-
-
-def crashes_sync(
-    source: CrashSource,
-    *,
-    now: datetime | None = None,
-    since: datetime | None = None,
-    progress: Callable[[int], None] | None = None,
-) -> dict:
-    """Ingest the crash reports a source has for us since the last successful sync."""
-    now = now or timezone.now()
-    status = SourceSync.objects.filter(name=f"{source.name}:crashes").first()
-    if since is None and status and status.last_success_at:
-        # Reports can arrive late; asking again for the last hour costs only duplicates.
-        since = status.last_success_at - timedelta(hours=1)
-    if since is None:
-        since = now - timedelta(days=15)
-    try:
-        summary = crash_reports_ingest(source.reports(since=since, now=now), progress=progress)
-    except Exception as exc:  # recorded, so pages and the controller know the data is stale
-        _sync_status(source.name, "crashes", now, None, error=f"{type(exc).__name__}: {exc}")
-        raise
-    result = {
-        "received": summary.received,
-        "inserted": summary.inserted,
-        "duplicates": summary.duplicates,
-        "skipped": summary.skipped,
-    }
-    SourceSync.objects.update_or_create(
-        name=f"{source.name}:crashes",
-        defaults={
-            "kind": "crashes",
-            "last_attempt_at": now,
-            "last_success_at": now,
-            "last_error": "",
-            "last_summary": result,
-        },
-    )
-    return result
-
-
-def _sync_status(
+def source_sync_record(
     name: str,
     kind: str,
-    now: datetime,
-    summary: SyncSummary | None,
     *,
+    now: datetime,
+    summary: Mapping[str, object] | None = None,
+    warnings: Sequence[str] = (),
     error: str = "",
-    dry_run: bool = False,
 ) -> None:
-    if dry_run:
-        return
-    defaults = {"kind": kind, "last_attempt_at": now, "last_error": error}
+    """Record that source `name` was asked for its `kind` of data: a success unless `error`.
+
+    Warnings (records skipped, one release failing) are kept as the last error of a
+    sync that otherwise succeeded.
+    """
+    defaults: dict[str, object] = {
+        "kind": kind,
+        "last_attempt_at": now,
+        "last_error": error or "; ".join(warnings[:5]),
+    }
     if summary is not None:
-        defaults["last_summary"] = summary.as_dict()
-        if summary.errors and not error:
-            defaults["last_error"] = "; ".join(summary.errors[:5])
+        defaults["last_summary"] = dict(summary)
     if not error:
         defaults["last_success_at"] = now
     SourceSync.objects.update_or_create(name=f"{name}:{kind}", defaults=defaults)

@@ -20,14 +20,14 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from overview.models import CrashReport, ErrorBucket, Override, ProblemKind
-from overview.permissions import can_override_problems, can_read_crash_reports
 from overview.services.overrides import override_create, override_revoke
-from overview.triage_forms import (
+from overview.triage.forms import (
     BucketOverrideForm,
     CrashReportFilter,
     RateOverrideForm,
     RevokeForm,
 )
+from packages.permissions import can_override_problems, can_read_crash_reports
 
 REPORTS_PER_PAGE = 50
 OVERRIDES_PER_PAGE = 100
@@ -73,13 +73,10 @@ def _reports_page(
     )
     report_filter = CrashReportFilter(request.GET or None, queryset=reports, bucket=bucket)
     page = Paginator(report_filter.qs, REPORTS_PER_PAGE).get_page(request.GET.get("page"))
-    query = request.GET.copy()
-    query.pop("page", None)
     context = {
         "bucket": bucket,
         "filter": report_filter,
         "page": page,
-        "query": query.urlencode(),
         "overrides": _bucket_overrides(bucket),
         "can_override": can_override_problems(request.user),
         "override_form": override_form or BucketOverrideForm(bucket=bucket),

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from overview import triage_views
+from overview.triage import views as triage_views
 
 app_name = "triage"
 

@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 from email.utils import format_datetime
 from pathlib import Path
 
-from overview.sources.base import PublicationRecord
+from packages.sources.base import PublicationRecord
 
 # Release field name -> hashlib name, in the order apt and dak write them.
 RELEASE_HASHES = (("MD5Sum", "md5"), ("SHA1", "sha1"), ("SHA256", "sha256"), ("SHA512", "sha512"))

@@ -1,0 +1,115 @@
+"""Forms of the archive admins' actions: a reason always, and what else each change needs."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from django import forms
+
+from packages import policy as policy_rules
+from packages import services
+from packages.models import Policy
+
+
+class ReasonForm(forms.Form):
+    reason = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 3, "cols": 60}),
+        max_length=2000,
+        help_text="Recorded with the change and shown on the public history page.",
+    )
+
+    def clean_reason(self) -> str:
+        reason = self.cleaned_data["reason"].strip()
+        if not reason:
+            raise forms.ValidationError("Say why.")
+        return reason
+
+
+class PercentageForm(ReasonForm):
+    percentage = forms.IntegerField(min_value=0, max_value=100, label="Percentage")
+    field_order = ("percentage", "reason")
+
+
+class PolicyChangeForm(ReasonForm):
+    SCOPES = (
+        ("package", "the packages of the selection"),
+        ("release", "the releases of the selection"),
+    )
+
+    scope = forms.ChoiceField(choices=SCOPES, widget=forms.RadioSelect, initial="package")
+    start_percentage = forms.IntegerField(min_value=0, max_value=100, initial=10)
+    step = forms.IntegerField(min_value=1, max_value=100, initial=10, help_text="Points per step")
+    interval = forms.DurationField(
+        initial=timedelta(hours=6), help_text="HH:MM:SS, or 'D HH:MM:SS'"
+    )
+    ceiling = forms.IntegerField(min_value=1, max_value=100, initial=100)
+    schedule = forms.CharField(
+        required=False,
+        help_text="Explicit percentages, rising, e.g. 1, 2, 5, 10, 20, 50, 100 "
+        "(overrides start and step)",
+    )
+    quiet_weekend = forms.BooleanField(
+        required=False, help_text="Never reach 100% between Friday 00:00 and Monday 12:00 UTC"
+    )
+    min_time_at_percentage = forms.DurationField(required=False, help_text="Optional, HH:MM:SS")
+    min_previous_reports = forms.IntegerField(min_value=0, initial=0)
+    field_order = (
+        "scope",
+        "start_percentage",
+        "step",
+        "interval",
+        "ceiling",
+        "schedule",
+        "quiet_weekend",
+        "min_time_at_percentage",
+        "min_previous_reports",
+        "reason",
+    )
+
+    def clean_schedule(self) -> list[int]:
+        text = self.cleaned_data["schedule"].strip()
+        if not text:
+            return []
+        try:
+            values = [int(part) for part in text.replace(",", " ").split()]
+        except ValueError:
+            raise forms.ValidationError("Whole numbers separated by commas.") from None
+        if values != sorted(values) or any(not 0 <= value <= 100 for value in values):
+            raise forms.ValidationError("Rising percentages between 0 and 100.")
+        return values
+
+    def clean_interval(self) -> timedelta:
+        interval = self.cleaned_data["interval"]
+        if interval <= timedelta(0):
+            raise forms.ValidationError("The interval must be positive.")
+        return interval
+
+    def policy_fields(self) -> dict[str, Any]:
+        return {name: self.cleaned_data[name] for name in services.POLICY_FIELDS}
+
+
+class PolicyAdminForm(forms.ModelForm):
+    reason = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 3, "cols": 60}),
+        max_length=2000,
+        help_text="Why this policy changes; kept in the policy's history.",
+    )
+
+    class Meta:
+        model = Policy
+        fields = ("release", "source_package", *services.POLICY_FIELDS)
+
+    def clean(self) -> dict:
+        data = super().clean()
+        try:
+            policy_rules.Rules(
+                start=data.get("start_percentage", 10),
+                step=data.get("step", 10),
+                interval=data.get("interval") or timedelta(hours=6),
+                ceiling=data.get("ceiling", 100),
+                schedule=tuple(data.get("schedule") or ()),
+            )
+        except (ValueError, TypeError) as error:
+            raise forms.ValidationError(str(error)) from error
+        return data

@@ -1,0 +1,345 @@
+"""Publications in the admin: read-only rows, changed only through the phasing actions."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from django import forms
+from django.contrib import admin
+from django.core.exceptions import ValidationError
+from django.db.models import OuterRef, QuerySet, Subquery
+from django.http import HttpRequest, HttpResponse
+from django.urls import reverse
+from django.utils.html import format_html
+
+from packages import services
+from packages.admin.actions import (
+    PhasingPermissionMixin,
+    action_with_reason,
+    release_action,
+    report_outcome,
+)
+from packages.admin.forms import PercentageForm, PolicyChangeForm, ReasonForm
+from packages.models import PhasingEvent, Publication, Release
+
+
+def _releases_of(queryset: QuerySet[Publication]) -> list[Release]:
+    return list(Release.objects.filter(pk__in=queryset.values("release_id")).order_by("-version"))
+
+
+class PhasingEventInline(admin.TabularInline):
+    model = PhasingEvent
+    fields = (
+        "created_at",
+        "kind",
+        "old_percentage",
+        "new_percentage",
+        "new_state",
+        "actor_name",
+        "reason",
+        "write_back",
+    )
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+    ordering = ("-created_at", "-id")
+    verbose_name_plural = "phasing events (newest first)"
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[PhasingEvent]:
+        # Each row's title names its publication: fetch it with the events, not per row.
+        return (
+            super()
+            .get_queryset(request)
+            .select_related("publication__source_package", "publication__release")
+        )
+
+    def has_add_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+
+@admin.register(Publication)
+class PublicationAdmin(PhasingPermissionMixin, admin.ModelAdmin):
+    list_display = (
+        "package",
+        "release_codename",
+        "version",
+        "percentage",
+        "state",
+        "last_change",
+        "public_page",
+    )
+    list_display_links = ("version",)
+    list_filter = ("release", "state", "pocket")
+    search_fields = ("source_package__name",)
+    list_select_related = ("release", "source_package")
+    list_per_page = 100
+    ordering = ("-date_published", "-id")
+    inlines = (PhasingEventInline,)
+    actions = (
+        "pause",
+        "resume",
+        "halt",
+        "set_percentage",
+        "release_to_everyone",
+        "freeze_release",
+        "unfreeze_release",
+        "change_policy",
+    )
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Publication]:
+        last_event = (
+            PhasingEvent.objects.filter(publication=OuterRef("pk"))
+            .order_by("-created_at", "-id")
+            .values("created_at")[:1]
+        )
+        return super().get_queryset(request).annotate(last_change_at=Subquery(last_event))
+
+    def get_readonly_fields(self, request: HttpRequest, obj=None) -> tuple[str, ...]:
+        # Everything comes from the publication source or from the phasing services.
+        return tuple(field.name for field in Publication._meta.concrete_fields)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        # Deleting would take the phasing events, the audit trail, with it.
+        return False
+
+    @admin.display(description="package", ordering="source_package__name")
+    def package(self, obj: Publication) -> str:
+        return obj.source_package.name
+
+    @admin.display(description="release", ordering="release__version")
+    def release_codename(self, obj: Publication) -> str:
+        return obj.release.codename
+
+    @admin.display(description="percentage", ordering="phased_update_percentage")
+    def percentage(self, obj: Publication) -> str:
+        return f"{obj.phased_update_percentage}%"
+
+    @admin.display(description="last change", ordering="last_change_at")
+    def last_change(self, obj: Publication):
+        return obj.last_change_at or obj.state_changed_at
+
+    @admin.display(description="public page")
+    def public_page(self, obj: Publication) -> str:
+        return format_html(
+            '<a href="{}">history</a>', reverse("packages:history", args=[obj.source_package.name])
+        )
+
+    # Each action: ask for the reason, call the service per publication, report both ways.
+
+    def _per_publication(
+        self,
+        request: HttpRequest,
+        queryset: QuerySet[Publication],
+        *,
+        action: str,
+        title: str,
+        explanation: str,
+        verb: str,
+        call: Callable[[Publication, forms.Form], object],
+        form_class: type[ReasonForm] = ReasonForm,
+    ) -> HttpResponse | None:
+        publications = list(queryset.select_related("release", "source_package"))
+
+        def perform(form: forms.Form) -> None:
+            done, failed = [], []
+            for publication in publications:
+                try:
+                    call(publication, form)
+                except ValidationError as error:
+                    failed.append((publication, error))
+                else:
+                    done.append(publication)
+            report_outcome(self, request, verb, done, failed)
+
+        return action_with_reason(
+            self,
+            request,
+            queryset,
+            action=action,
+            title=title,
+            explanation=explanation,
+            form_class=form_class,
+            perform=perform,
+            targets=[_publication_line(p) for p in publications],
+            targets_label="Updates",
+            submit_label=title,
+        )
+
+    @admin.action(description="Pause the selected updates", permissions=["change_phasing"])
+    def pause(self, request: HttpRequest, queryset: QuerySet[Publication]):
+        return self._per_publication(
+            request,
+            queryset,
+            action="pause",
+            title="Pause",
+            explanation="A paused update keeps its percentage and does not advance until a person resumes it.",
+            verb="Paused",
+            call=lambda p, form: services.publication_pause(
+                publication=p, actor=request.user, reason=form.cleaned_data["reason"]
+            ),
+        )
+
+    @admin.action(description="Resume the selected updates", permissions=["change_phasing"])
+    def resume(self, request: HttpRequest, queryset: QuerySet[Publication]):
+        return self._per_publication(
+            request,
+            queryset,
+            action="resume",
+            title="Resume",
+            explanation="A paused update resumes at its percentage; a halted one restarts at the "
+            "policy's first step. The controller raises it again at the next interval. "
+            "A problem that no triager has overridden halts it again at the next tick, "
+            "and its signer and uploader are emailed again.",
+            verb="Resumed",
+            call=lambda p, form: services.publication_resume(
+                publication=p, actor=request.user, reason=form.cleaned_data["reason"]
+            ),
+        )
+
+    @admin.action(
+        description="Halt / pull the selected updates to 0%%", permissions=["change_phasing"]
+    )
+    def halt(self, request: HttpRequest, queryset: QuerySet[Publication]):
+        return self._per_publication(
+            request,
+            queryset,
+            action="halt",
+            title="Halt",
+            explanation="The percentage goes to 0% and the update stays halted until a person "
+            "resumes it. About 1 machine in 100 still takes an update at 0%: pull a real "
+            "regression from the archive too.",
+            verb="Halted at 0%",
+            call=lambda p, form: services.publication_halt(
+                publication=p, actor=request.user, reason=form.cleaned_data["reason"]
+            ),
+        )
+
+    @admin.action(
+        description="Set the percentage of the selected updates", permissions=["change_phasing"]
+    )
+    def set_percentage(self, request: HttpRequest, queryset: QuerySet[Publication]):
+        return self._per_publication(
+            request,
+            queryset,
+            action="set_percentage",
+            title="Set percentage",
+            explanation="Sets the phased-update percentage (0..100). On a halted update this is a "
+            "decision to go on phasing from there.",
+            verb="Percentage set",
+            form_class=PercentageForm,
+            call=lambda p, form: services.publication_set_percentage(
+                publication=p,
+                percentage=form.cleaned_data["percentage"],
+                actor=request.user,
+                reason=form.cleaned_data["reason"],
+            ),
+        )
+
+    @admin.action(
+        description="Release the selected updates to everyone (100%%)",
+        permissions=["change_phasing"],
+    )
+    def release_to_everyone(self, request: HttpRequest, queryset: QuerySet[Publication]):
+        return self._per_publication(
+            request,
+            queryset,
+            action="release_to_everyone",
+            title="Release to everyone",
+            explanation="Straight to 100% for every machine, for an urgent fix.",
+            verb="Released to everyone",
+            call=lambda p, form: services.publication_release(
+                publication=p, actor=request.user, reason=form.cleaned_data["reason"]
+            ),
+        )
+
+    @admin.action(
+        description="Freeze the releases of the selected updates", permissions=["change_phasing"]
+    )
+    def freeze_release(self, request: HttpRequest, queryset: QuerySet[Publication]):
+        releases = _releases_of(queryset)
+        return release_action(
+            self,
+            request,
+            queryset,
+            releases,
+            operation="freeze",
+            action="freeze_release",
+            targets=releases,
+            targets_label="Releases",
+        )
+
+    @admin.action(
+        description="Unfreeze the releases of the selected updates", permissions=["change_phasing"]
+    )
+    def unfreeze_release(self, request: HttpRequest, queryset: QuerySet[Publication]):
+        releases = _releases_of(queryset)
+        return release_action(
+            self,
+            request,
+            queryset,
+            releases,
+            operation="unfreeze",
+            action="unfreeze_release",
+            targets=releases,
+            targets_label="Releases",
+        )
+
+    @admin.action(
+        description="Change the policy of the selected updates' packages or releases",
+        permissions=["change_phasing"],
+    )
+    def change_policy(self, request: HttpRequest, queryset: QuerySet[Publication]):
+        publications = list(queryset.select_related("release", "source_package"))
+        packages = sorted({p.source_package for p in publications}, key=lambda s: s.name)
+        releases = sorted({p.release for p in publications}, key=lambda r: r.version, reverse=True)
+
+        def perform(form: forms.Form) -> None:
+            scope = form.cleaned_data["scope"]
+            targets = packages if scope == "package" else releases
+            done, failed = [], []
+            for target in targets:
+                scope_kwargs = (
+                    {"scope_package": target} if scope == "package" else {"scope_release": target}
+                )
+                try:
+                    policy = services.policy_set(
+                        **scope_kwargs,
+                        actor=request.user,
+                        reason=form.cleaned_data["reason"],
+                        **form.policy_fields(),
+                    )
+                except ValidationError as error:
+                    failed.append((target, error))
+                else:
+                    done.append(policy)
+            report_outcome(self, request, "Policy set", done, failed)
+
+        return action_with_reason(
+            self,
+            request,
+            queryset,
+            action="change_policy",
+            title="Change policy",
+            explanation="Sets how fast updates phase for each package (or release) of the "
+            "selection. A package's policy wins over its release's, which wins over the "
+            "global one. The controller uses it from its next tick.",
+            form_class=PolicyChangeForm,
+            perform=perform,
+            targets=[f"package {p.name}" for p in packages]
+            + [f"release {r.codename}" for r in releases],
+            targets_label="Packages and releases of the selection",
+            submit_label="Set policy",
+        )
+
+
+def _publication_line(publication: Publication) -> str:
+    return (
+        f"{publication.source_package.name} {publication.version} in {publication.release.codename}: "
+        f"{publication.phased_update_percentage}%, {publication.get_state_display().lower()}"
+    )

@@ -1,0 +1,36 @@
+"""Why an update in phasing does not advance: the one enum, and how it is said.
+
+The controller records a reason on the publication at each tick (`hold_reason`,
+`hold_detail`); the pages, the API, the feeds and the dry-run output all word it here.
+"""
+
+from __future__ import annotations
+
+from django.db import models
+
+
+class HoldReason(models.TextChoices):
+    NONE = "", "—"
+    PAUSED = "paused", "Paused by a person"
+    PROBLEMS = "problems", "Halted on problems"
+    CRASH_DATA_UNAVAILABLE = "crash_data_unavailable", "Crash data unavailable"
+    NOT_ENOUGH_DATA = "not_enough_data", "Not enough data yet"
+    RELEASE_FROZEN = "release_frozen", "Release frozen"
+    QUIET_WEEKEND = "quiet_weekend", "Quiet weekend"
+    PULLED = "pulled", "Pulled by a person"
+    CONTROLLER_ERROR = "controller_error", "Controller error"
+    WAITING = "waiting", "Waiting for the next step"
+
+
+def hold_words(reason: str, detail: str = "") -> str:
+    """'crash data unavailable: tracker timeout', 'release frozen', ...: lower case, one line.
+
+    A detail that already starts with the reason's own words is not repeated.
+    """
+    words = HoldReason(reason).label.lower() if reason in HoldReason.values else reason
+    detail = detail.strip()
+    if not detail:
+        return words
+    if detail.lower().startswith(words):
+        return detail
+    return f"{words}: {detail}"

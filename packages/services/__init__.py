@@ -1,0 +1,43 @@
+"""Writes of the archive side, one module per idea.
+
+- phasing: the one writer of phasing events; every change of percentage or state, and
+  the named changes people and the controller make (pause, resume, halt, set, release).
+- releases: freezing and unfreezing a release. policies: setting a policy.
+- sync: bring publications from the publication source into the database.
+- writeback: give the publication source the percentages we set.
+- bulk: many rows in one statement, for the above.
+"""
+
+from packages.services.phasing import (
+    Change,
+    TransitionError,
+    publication_halt,
+    publication_pause,
+    publication_release,
+    publication_resume,
+    publication_set_percentage,
+    publication_transition,
+    publications_apply,
+    reason_required,
+    write_back_deferred,
+)
+from packages.services.policies import POLICY_FIELDS, policy_set
+from packages.services.releases import release_freeze, release_unfreeze
+
+__all__ = [
+    "POLICY_FIELDS",
+    "Change",
+    "TransitionError",
+    "policy_set",
+    "publication_halt",
+    "publication_pause",
+    "publication_release",
+    "publication_resume",
+    "publication_set_percentage",
+    "publication_transition",
+    "publications_apply",
+    "reason_required",
+    "release_freeze",
+    "release_unfreeze",
+    "write_back_deferred",
+]

@@ -1,0 +1,478 @@
+"""The one writer of phasing events: every change of percentage or state goes through here.
+
+A change is a `Change`, built by one of its named constructors (advanced, halted, paused,
+...), so the words of an event are the same whoever makes it: a person in the admin, the
+controller, or the sync of a source. `publication_transition` applies one change to one
+publication under a row lock; `publications_apply` applies many to rows the caller has
+locked (the controller's tick, the sync), in a fixed number of queries. Both write the
+PhasingEvent in the same transaction and queue the write-back to the publication source
+after commit. The named services below are what people's actions call.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models import QuerySet
+from django.utils import timezone
+
+from packages import policy, words
+from packages.holds import HoldReason
+from packages.models import (
+    ACTIVE_STATES,
+    ArchiveStatus,
+    EventKind,
+    PhasingEvent,
+    PhasingState,
+    Publication,
+    WriteBack,
+)
+from packages.selectors import policies_by_scope
+from packages.services.bulk import publications_save
+
+log = logging.getLogger(__name__)
+
+CONTROLLER = "controller"
+
+_ANY_STATE = (
+    PhasingState.PHASING,
+    PhasingState.PAUSED,
+    PhasingState.HALTED,
+    PhasingState.COMPLETE,
+)
+# Which states each kind of change may start from.
+_ALLOWED_FROM: dict[str, tuple[str, ...]] = {
+    EventKind.ADVANCED: (PhasingState.PHASING,),
+    EventKind.COMPLETED: (PhasingState.PHASING,),
+    EventKind.HALTED: (PhasingState.PHASING, PhasingState.PAUSED, PhasingState.COMPLETE),
+    EventKind.PAUSED: (PhasingState.PHASING,),
+    EventKind.RESUMED: (PhasingState.PAUSED, PhasingState.HALTED),
+    EventKind.SET: _ANY_STATE,
+    EventKind.RELEASED: (PhasingState.PHASING, PhasingState.PAUSED, PhasingState.HALTED),
+    EventKind.SUPERSEDED: _ANY_STATE,
+    EventKind.EXTERNAL: _ANY_STATE,
+    # Notes on the updates a release- or package-wide decision touches: no change of
+    # percentage or state, but the who, when and why show in their histories and feeds.
+    EventKind.FROZEN: ACTIVE_STATES,
+    EventKind.UNFROZEN: ACTIVE_STATES,
+    EventKind.POLICY: ACTIVE_STATES,
+}
+
+
+# How a refusal names the change: "cannot pause noble foo 1.2: it is halted".
+_VERBS: dict[str, str] = {
+    EventKind.ADVANCED: "advance",
+    EventKind.COMPLETED: "complete",
+    EventKind.HALTED: "halt",
+    EventKind.PAUSED: "pause",
+    EventKind.RESUMED: "resume",
+    EventKind.SET: "set the percentage of",
+    EventKind.RELEASED: "release",
+    EventKind.SUPERSEDED: "supersede",
+}
+
+
+class TransitionError(ValidationError):
+    """A change that the publication's state does not allow."""
+
+
+@dataclass(frozen=True)
+class Change:
+    kind: str
+    percentage: int | None = None
+    state: str | None = None
+    reason: str = ""
+    hold_reason: str | None = None
+    hold_detail: str = ""
+
+    @classmethod
+    def advanced(cls, *, old: int, new: int, why: str = "no problems") -> Change:
+        """One step of the policy; at 100% it completes."""
+        kind = EventKind.COMPLETED if new >= policy.FULL else EventKind.ADVANCED
+        return cls(
+            kind,
+            percentage=new,
+            reason=f"{why}: {words.percentage_change(old, new)}",
+            hold_reason=HoldReason.NONE,
+        )
+
+    @classmethod
+    def completed(cls) -> Change:
+        return cls(EventKind.COMPLETED, state=PhasingState.COMPLETE, reason="at 100%")
+
+    @classmethod
+    def halted(cls, *, reason: str, by_person: bool) -> Change:
+        """Dial to 0% and halt: on problems (the controller) or pulled (a person)."""
+        return cls(
+            EventKind.HALTED,
+            percentage=0,
+            state=PhasingState.HALTED,
+            reason=reason if by_person else f"halted on problems: {reason}",
+            hold_reason=HoldReason.PULLED if by_person else HoldReason.PROBLEMS,
+            hold_detail=reason,
+        )
+
+    @classmethod
+    def superseded(cls, *, by_version: str | None) -> Change:
+        reason = f"superseded by {by_version}" if by_version else "superseded at the source"
+        return cls(
+            EventKind.SUPERSEDED,
+            state=PhasingState.SUPERSEDED,
+            reason=reason,
+            hold_reason=HoldReason.NONE,
+        )
+
+    @classmethod
+    def note(cls, kind: str, *, reason: str) -> Change:
+        """A decision that touches the update without changing it (freeze, policy)."""
+        return cls(kind, reason=reason)
+
+
+def _actor_name(actor: AbstractBaseUser | None, actor_name: str | None) -> str:
+    if actor_name:
+        return actor_name
+    return actor.get_username() if actor is not None else CONTROLLER
+
+
+def _apply(
+    publication: Publication,
+    change: Change,
+    *,
+    now: datetime,
+    actor: AbstractBaseUser | None,
+    actor_name: str | None,
+) -> PhasingEvent:
+    """Change the publication in memory and return its (unsaved) event."""
+    if publication.state not in _ALLOWED_FROM[change.kind]:
+        verb = _VERBS.get(change.kind, f"record '{EventKind(change.kind).label.lower()}' on")
+        raise TransitionError(
+            f"cannot {verb} {publication}: it is {publication.get_state_display().lower()}"
+        )
+    new_percentage = (
+        publication.phased_update_percentage if change.percentage is None else change.percentage
+    )
+    if not 0 <= new_percentage <= 100:
+        raise TransitionError(f"a percentage is 0..100, not {new_percentage}")
+    new_state = change.state or publication.state
+    if new_state == PhasingState.PHASING and new_percentage >= 100:
+        new_state = PhasingState.COMPLETE
+
+    old_percentage, old_state = publication.phased_update_percentage, publication.state
+    if new_percentage > old_percentage or change.kind == EventKind.RESUMED:
+        publication.last_increase_at = now
+    if new_state != old_state:
+        publication.state_changed_at = now
+    if new_state == PhasingState.COMPLETE and old_state != PhasingState.COMPLETE:
+        publication.completed_at = now
+    elif new_state != PhasingState.COMPLETE:
+        publication.completed_at = None
+    publication.phased_update_percentage = new_percentage
+    publication.state = new_state
+    if change.hold_reason is not None:
+        publication.hold_reason = change.hold_reason
+        publication.hold_detail = change.hold_detail[:500]
+    elif new_state == PhasingState.PAUSED:
+        publication.hold_reason, publication.hold_detail = HoldReason.PAUSED, change.reason[:500]
+    elif new_state in (PhasingState.PHASING, PhasingState.COMPLETE, PhasingState.SUPERSEDED):
+        publication.hold_reason, publication.hold_detail = HoldReason.NONE, ""
+
+    needs_write = new_percentage != old_percentage and change.kind != EventKind.EXTERNAL
+    return PhasingEvent(
+        publication=publication,
+        created_at=now,
+        kind=change.kind,
+        old_percentage=old_percentage,
+        new_percentage=new_percentage,
+        old_state=old_state,
+        new_state=new_state,
+        actor=actor,
+        actor_name=_actor_name(actor, actor_name),
+        reason=change.reason,
+        write_back=WriteBack.PENDING if needs_write else WriteBack.NOT_NEEDED,
+    )
+
+
+_SAVED_FIELDS = (
+    "phased_update_percentage",
+    "state",
+    "state_changed_at",
+    "last_increase_at",
+    "completed_at",
+    "hold_reason",
+    "hold_detail",
+    "crash_data_unavailable_since",
+    "status",
+    "superseded_by",
+    "date_superseded",
+)
+# What the controller records of a hold at each tick: no event, nothing changed.
+HOLD_FIELDS = ("hold_reason", "hold_detail", "crash_data_unavailable_since")
+
+
+_deferred_write_back: ContextVar[list[int] | None] = ContextVar("deferred_write_back", default=None)
+
+
+@contextmanager
+def write_back_deferred() -> Iterator[list[int]]:
+    """Collect the events to write back instead of queueing a task per commit.
+
+    For bulk work (seeding a demo, replaying the past) that writes back once at the end.
+    """
+    collected: list[int] = []
+    token = _deferred_write_back.set(collected)
+    try:
+        yield collected
+    finally:
+        _deferred_write_back.reset(token)
+
+
+def _queue_write_back(events: Iterable[PhasingEvent]) -> None:
+    ids = [event.pk for event in events if event.write_back == WriteBack.PENDING]
+    if not ids:
+        return
+    deferred = _deferred_write_back.get()
+    if deferred is not None:
+        deferred.extend(ids)
+        return
+
+    def enqueue() -> None:
+        from packages.tasks import write_back_percentages
+
+        write_back_percentages.delay(ids)
+
+    # Robust: a broker that is down must not cancel the other callbacks of the commit
+    # (the halt emails); the periodic reconcile writes back whatever was left pending.
+    transaction.on_commit(enqueue, robust=True)
+
+
+def publication_transition(
+    *,
+    publication: Publication,
+    change: Change | Callable[[Publication], Change],
+    actor: AbstractBaseUser | None = None,
+    actor_name: str | None = None,
+    now: datetime | None = None,
+) -> PhasingEvent:
+    """Apply one change to one publication under a row lock, with its event.
+
+    A change that depends on the current state is given as a function of the locked
+    row, so it never acts on a stale copy.
+    """
+    now = now or timezone.now()
+    with transaction.atomic():
+        locked = Publication.objects.select_for_update().get(pk=publication.pk)
+        if callable(change):
+            change = change(locked)
+        event = _apply(locked, change, now=now, actor=actor, actor_name=actor_name)
+        locked.save(update_fields=_SAVED_FIELDS)
+        event.save()
+        _queue_write_back([event])
+    for name in _SAVED_FIELDS:
+        setattr(publication, name, getattr(locked, name))
+    return event
+
+
+def publications_apply(
+    changes: Sequence[tuple[Publication, Change]],
+    *,
+    now: datetime,
+    actor: AbstractBaseUser | None = None,
+    actor_name: str | None = None,
+) -> list[PhasingEvent]:
+    """Apply many changes to rows the caller has locked, in a fixed number of queries.
+
+    Must run inside the caller's transaction, on publications fetched with
+    select_for_update(); a publication appears at most once.
+    """
+    events = [
+        _apply(publication, change, now=now, actor=actor, actor_name=actor_name)
+        for publication, change in changes
+    ]
+    if events:
+        publications_save([p for p, _ in changes], _SAVED_FIELDS)
+        PhasingEvent.objects.bulk_create(events, batch_size=500)
+        _queue_write_back(events)
+    return events
+
+
+def publications_hold(publications: Sequence[Publication]) -> None:
+    """Record why these locked publications hold (no change, so no event)."""
+    publications_save(publications, HOLD_FIELDS)
+
+
+def publications_publish(publications: Sequence[Publication], *, now: datetime, by: str) -> None:
+    """Store publications a source showed for the first time, each with its first event."""
+    Publication.objects.bulk_create(publications, batch_size=500)
+    PhasingEvent.objects.bulk_create(
+        [
+            PhasingEvent(
+                publication=p,
+                created_at=now,
+                kind=EventKind.PUBLISHED,
+                old_percentage=None,
+                new_percentage=p.phased_update_percentage,
+                old_state="",
+                new_state=p.state,
+                actor_name=by,
+                reason=f"published in {p.release.codename}-{p.pocket}",
+            )
+            for p in publications
+        ],
+        batch_size=500,
+    )
+
+
+def publications_supersede(
+    replaced: Sequence[tuple[Publication, Publication | None]], *, now: datetime, by: str
+) -> list[PhasingEvent]:
+    """Mark locked publications superseded (by a newer one, or None: at the source)."""
+    changes = []
+    for publication, winner in replaced:
+        publication.status = ArchiveStatus.SUPERSEDED
+        publication.superseded_by = winner
+        publication.date_superseded = publication.date_superseded or now
+        changes.append(
+            (publication, Change.superseded(by_version=winner.version if winner else None))
+        )
+    return publications_apply(changes, now=now, actor_name=by)
+
+
+def publications_note(
+    publications: QuerySet[Publication],
+    *,
+    kind: str,
+    reason: str,
+    actor: AbstractBaseUser,
+    now: datetime,
+) -> list[PhasingEvent]:
+    """Record a decision on every active update it touches, in a fixed number of queries."""
+    locked = list(
+        publications.filter(state__in=ACTIVE_STATES).select_for_update(of=("self",)).order_by("pk")
+    )
+    return publications_apply(
+        [(p, Change.note(kind, reason=reason)) for p in locked], now=now, actor=actor
+    )
+
+
+def reason_required(reason: str) -> str:
+    reason = (reason or "").strip()
+    if not reason:
+        raise ValidationError("a reason is required")
+    return reason
+
+
+def publication_halt(
+    *,
+    publication: Publication,
+    reason: str,
+    actor: AbstractBaseUser,
+    now: datetime | None = None,
+) -> PhasingEvent:
+    """A person pulls the update to 0%; only a person resumes it."""
+    return publication_transition(
+        publication=publication,
+        change=Change.halted(reason=reason_required(reason), by_person=True),
+        actor=actor,
+        now=now,
+    )
+
+
+def publication_pause(
+    *, publication: Publication, actor: AbstractBaseUser, reason: str, now: datetime | None = None
+) -> PhasingEvent:
+    return publication_transition(
+        publication=publication,
+        change=Change(EventKind.PAUSED, state=PhasingState.PAUSED, reason=reason_required(reason)),
+        actor=actor,
+        now=now,
+    )
+
+
+def publication_resume(
+    *,
+    publication: Publication,
+    actor: AbstractBaseUser,
+    reason: str,
+    now: datetime | None = None,
+) -> PhasingEvent:
+    """Resume a paused update where it was, or a halted one from the policy's first step."""
+    reason = reason_required(reason)
+
+    def change(locked: Publication) -> Change:
+        percentage = None
+        if locked.state == PhasingState.HALTED:
+            percentage = policy.resolve_for(policies_by_scope(), locked).first_percentage
+        return Change(
+            EventKind.RESUMED, percentage=percentage, state=PhasingState.PHASING, reason=reason
+        )
+
+    return publication_transition(publication=publication, change=change, actor=actor, now=now)
+
+
+def publication_set_percentage(
+    *,
+    publication: Publication,
+    percentage: int,
+    actor: AbstractBaseUser,
+    reason: str,
+    now: datetime | None = None,
+) -> PhasingEvent:
+    """A person sets the percentage; on a halted update that is a decision to go on."""
+    reason = reason_required(reason)
+
+    def change(locked: Publication) -> Change:
+        state = None
+        if locked.state == PhasingState.HALTED or (
+            locked.state == PhasingState.COMPLETE and percentage < 100
+        ):
+            state = PhasingState.PHASING
+        return Change(EventKind.SET, percentage=percentage, state=state, reason=reason)
+
+    return publication_transition(publication=publication, change=change, actor=actor, now=now)
+
+
+def publication_release(
+    *, publication: Publication, actor: AbstractBaseUser, reason: str, now: datetime | None = None
+) -> PhasingEvent:
+    """Straight to 100% for everyone, for an urgent fix."""
+    return publication_transition(
+        publication=publication,
+        change=Change(
+            EventKind.RELEASED,
+            percentage=100,
+            state=PhasingState.COMPLETE,
+            reason=reason_required(reason),
+        ),
+        actor=actor,
+        now=now,
+    )
+
+
+__all__: list[Any] = [
+    "CONTROLLER",
+    "HOLD_FIELDS",
+    "Change",
+    "TransitionError",
+    "publication_halt",
+    "publication_pause",
+    "publication_release",
+    "publication_resume",
+    "publication_set_percentage",
+    "publication_transition",
+    "publications_apply",
+    "publications_hold",
+    "publications_note",
+    "publications_publish",
+    "publications_supersede",
+    "reason_required",
+    "write_back_deferred",
+]

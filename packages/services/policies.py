@@ -1,0 +1,90 @@
+"""Setting how fast updates phase: the policy of a package, a release, or all updates."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.contrib.admin.models import ADDITION, CHANGE, LogEntry
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from packages.models import EventKind, Policy, Publication, Release, SourcePackage
+from packages.services.phasing import publications_note, reason_required
+
+POLICY_FIELDS = (
+    "start_percentage",
+    "step",
+    "interval",
+    "ceiling",
+    "schedule",
+    "quiet_weekend",
+    "min_time_at_percentage",
+    "min_previous_reports",
+)
+
+
+def policy_set(
+    *,
+    scope_release: Release | None = None,
+    scope_package: SourcePackage | None = None,
+    actor: AbstractBaseUser,
+    reason: str,
+    now: datetime | None = None,
+    **fields: object,
+) -> Policy:
+    """Create or change the policy of a package, a release, or (neither) all updates.
+
+    The audit record is an admin LogEntry on the policy (its history page in the admin),
+    naming the actor, the reason and each field's old and new value; the controller reads
+    the new policy at its next tick.
+    """
+    reason = reason_required(reason)
+    now = now or timezone.now()
+    if scope_release is not None and scope_package is not None:
+        raise ValidationError("a policy is for a release or a package, not both")
+    unknown = sorted(set(fields) - set(POLICY_FIELDS))
+    if unknown:
+        raise ValidationError(f"not a policy setting: {', '.join(unknown)}")
+    with transaction.atomic():
+        policy = (
+            Policy.objects.select_for_update()
+            .filter(release=scope_release, source_package=scope_package)
+            .first()
+        )
+        created = policy is None
+        if policy is None:
+            policy = Policy(release=scope_release, source_package=scope_package)
+        before = {name: getattr(policy, name) for name in fields}
+        for name, value in fields.items():
+            setattr(policy, name, value)
+        try:
+            policy.rules()
+        except ValueError as error:
+            raise ValidationError(str(error)) from error
+        policy.full_clean(validate_unique=False, validate_constraints=False)
+        policy.save()
+        changes = [
+            f"{name} {before[name]!s} → {getattr(policy, name)!s}"
+            for name in fields
+            if created or before[name] != getattr(policy, name)
+        ]
+        verb = "Created" if created else "Changed"
+        message = (
+            f"{verb} {policy.scope_label}: {'; '.join(changes) or 'nothing'}. Reason: {reason}"
+        )
+        LogEntry.objects.log_actions(
+            user_id=actor.pk,
+            queryset=[policy],
+            action_flag=ADDITION if created else CHANGE,
+            change_message=message,
+            single_object=True,
+        )
+        touched = Publication.objects.all()
+        if scope_package is not None:
+            touched = touched.filter(source_package=scope_package)
+        elif scope_release is not None:
+            touched = touched.filter(release=scope_release)
+        publications_note(touched, kind=EventKind.POLICY, reason=message, actor=actor, now=now)
+    return policy

@@ -1,0 +1,313 @@
+"""A deterministic simulated archive: the embedded default publication source.
+
+The world is a pure function of the seed: six releases, a few hundred source packages
+with plausible names, people who sign and upload, and for each (release, package) a
+timeline of stable release updates. Each update may carry a hidden regression: a crash
+bucket that is new in that version, a rise in the crash rate, or a false alarm (a bucket
+that looks new but was not caused by the update, for a triager to override). Crash
+reports come in per hour, Poisson-distributed, in proportion to the share of machines
+running each version: the phased cohort for the new one, the rest for the previous one
+(overview.sources.simulator draws them from this world).
+
+What the simulator cannot know is what the controller did; it assumes each update
+follows the default ramp (10% + 10 points about every 6 hours) until a regression has been
+visible for a while, when it assumes the update was pulled. Plain Python, no Django.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from functools import cached_property
+
+from packages.sources.base import (
+    PersonRecord,
+    PublicationRecord,
+    ReleaseRecord,
+    WriteResult,
+)
+
+RELEASES = (
+    ReleaseRecord("resolute", "26.04"),
+    ReleaseRecord("questing", "25.10"),
+    ReleaseRecord("noble", "24.04"),
+    ReleaseRecord("jammy", "22.04"),
+    ReleaseRecord("focal", "20.04"),
+    ReleaseRecord("bionic", "18.04"),
+)
+# Release dates, so every timeline starts when its release did.
+_RELEASED = {
+    "resolute": datetime(2026, 4, 23, tzinfo=UTC),
+    "questing": datetime(2025, 10, 9, tzinfo=UTC),
+    "noble": datetime(2024, 4, 25, tzinfo=UTC),
+    "jammy": datetime(2022, 4, 21, tzinfo=UTC),
+    "focal": datetime(2020, 4, 23, tzinfo=UTC),
+    "bionic": datetime(2018, 4, 26, tzinfo=UTC),
+}
+
+_KNOWN_SOURCES = (
+    "apport accountsservice apparmor apt aptdaemon at-spi2-core avahi bamf bash bind9 binutils "
+    "bluez boost1.83 brltty busybox ca-certificates cairo casper checkbox-ng chromium-browser "
+    "cloud-init cockpit colord coreutils cron cryptsetup cups cups-filters curl dbus dconf "
+    "debconf dnsmasq docker.io dpkg e2fsprogs evince evolution-data-server exim4 file "
+    "findutils firefox flatpak fontconfig freetype fwupd gcc-13 gdm3 ghostscript gimp git "
+    "glib2.0 glibc gnome-control-center gnome-initial-setup gnome-shell gnome-software "
+    "gnupg2 gnutls28 grub2 gst-plugins-base1.0 gstreamer1.0 gtk+3.0 gtk4 gvfs gzip harfbuzz "
+    "ibus initramfs-tools iproute2 iptables isc-dhcp kmod krb5 landscape-client lvm2 libreoffice "
+    "libvirt libx11 libxml2 linux-firmware lxd mesa mutter nautilus netplan.io network-manager "
+    "nginx nss ntfs-3g nvidia-graphics-drivers-550 open-vm-tools openjdk-21 openldap openssh "
+    "openssl openvpn packagekit pam pango1.0 pciutils perl php8.3 pipewire plymouth policykit-1 "
+    "postfix postgresql-16 procps pulseaudio python3.12 python-apt qemu rsync rsyslog samba "
+    "sane-backends shadow snapd software-properties sosreport sqlite3 squid sudo systemd tar "
+    "thunderbird tzdata ubiquity ubuntu-advantage-tools ubuntu-drivers-common ubuntu-release-upgrader "
+    "udisks2 ufw unattended-upgrades update-manager update-notifier upower util-linux vim "
+    "webkit2gtk wireplumber wpa xdg-desktop-portal xorg-server xz-utils yaru-theme zfs-linux zlib"
+).split()
+_WORDS = (
+    "audio block cache crypt desk disk doc font frame graph image input kit link map media "
+    "net note pixel print queue ring scan sense shell sound spell sync task term text time "
+    "tree view volt wave web window work zone"
+).split()
+_FIRST = (
+    "Brian Łukasz Steve Robie Andreas Chris Dimitri Iain Julian Lena Mauricio Nick Olivia "
+    "Paride Sebastien Simon Timo Utkarsh Heather Graham Alberto Danilo Ioanna Jeremy Kyle "
+    "Marc Nadia Rafael Sergio Zixing"
+).split()
+_LAST = (
+    "Murray Zemczak Langasek Basak Hasenack Halse Ledkov Lane Klode Weiss Oliveira Rosbrook "
+    "Park Maia Bacher Quigley Jaakola Bhaskar Jones Binns Castro Egberto Sideri Bicha Mitchell "
+    "Deslauriers Zahra Lopes Duran Zhang"
+).split()
+HOUR = timedelta(hours=1)
+# A little slower than the default policy's 6 hours: the controller steps on its ticks,
+# so it is never behind this assumption, and crash counts never look inflated by it.
+RAMP_STEP = timedelta(hours=7)
+
+
+def seeded_rng(*parts: object) -> random.Random:
+    digest = hashlib.blake2b(":".join(map(str, parts)).encode(), digest_size=8).digest()
+    return random.Random(int.from_bytes(digest, "big"))
+
+
+@dataclass(frozen=True)
+class Regression:
+    kind: str  # "new_bucket", "increased_rate" or "false_alarm"
+    # Hours after publication when it starts to show.
+    onset_hours: int
+    factor: float  # crashes per hour per full share (new bucket) or rate multiplier
+
+
+@dataclass(frozen=True)
+class Upload:
+    """One stable release update in the simulated world, with its hidden truth."""
+
+    release: str
+    package: str
+    version: str
+    previous_version: str
+    published: datetime
+    superseded: datetime  # when the next update is (or will be) published
+    signer: PersonRecord
+    uploader: PersonRecord
+    sponsor: PersonRecord | None
+    component: str
+    binaries: tuple[str, ...]
+    popularity: float  # background crashes per hour across all machines of the release
+    regression: Regression | None
+
+    def ramp_share(self, moment: datetime) -> float:
+        """Share of machines the simulator assumes run this version at `moment`."""
+        if moment < self.published:
+            return 0.0
+        hours = (moment - self.published) / HOUR
+        if self.regression and hours > self.regression.onset_hours + 18:
+            return 0.01  # pulled: only machines whose draw is 0 keep it
+        steps = int((moment - self.published) / RAMP_STEP)
+        return min(1.0, 0.1 + 0.1 * steps)
+
+
+class Simulator:
+    """Publication source and crash feed of a simulated archive."""
+
+    name = "simulator"
+    can_write = True
+    # The simulated archive takes whatever percentage is written; what it reports is only
+    # its own assumption, so a sync never adopts it over the controller's.
+    tracks_percentage = False
+
+    def __init__(
+        self,
+        *,
+        seed: int = 1,
+        packages: int = 300,
+        releases: int = len(RELEASES),
+        mean_days_between_updates: float = 40.0,
+        anchor: datetime = datetime(2026, 9, 1, tzinfo=UTC),
+    ) -> None:
+        self.seed = seed
+        self.package_count = packages
+        self.release_records = RELEASES[:releases]
+        self.mean_days = mean_days_between_updates
+        # Timelines start here (or at the release), whatever moment is asked about, so the
+        # world seen by one sync is the world seen by the next.
+        self.anchor = anchor
+        self.writes: list[tuple[str, str, str, int]] = []
+        self._timelines: dict[tuple[str, str], tuple[datetime, list[Upload]]] = {}
+
+    # The world -----------------------------------------------------------------------
+
+    @cached_property
+    def packages(self) -> list[str]:
+        names = list(_KNOWN_SOURCES)
+        rng = seeded_rng(self.seed, "packages")
+        while len(names) < self.package_count:
+            word = rng.choice(_WORDS) + rng.choice(_WORDS)
+            candidate = rng.choice((f"lib{word}", f"{word}", f"python-{word}", f"{word}-utils"))
+            if candidate not in names:
+                names.append(candidate)
+        return names[: self.package_count]
+
+    @cached_property
+    def people(self) -> list[PersonRecord]:
+        people = []
+        for first, last in zip(_FIRST, _LAST, strict=True):
+            account = f"{first[0]}{last}".lower().replace("ł", "l")
+            people.append(PersonRecord(account, f"{first} {last}", f"{account}@ubuntu.com"))
+        return people
+
+    def releases(self) -> list[ReleaseRecord]:
+        return list(self.release_records)
+
+    def _package_traits(
+        self, package: str
+    ) -> tuple[str, float, tuple[str, ...], tuple[int, int, int]]:
+        rng = seeded_rng(self.seed, "traits", package)
+        component = "main" if rng.random() < 0.7 else "universe"
+        popularity = rng.lognormvariate(-3.4, 1.1)  # most packages crash rarely, a few a lot
+        stem = package.removeprefix("lib").removesuffix("-utils")
+        binaries = tuple(
+            dict.fromkeys(
+                (package, f"{stem}-common", f"lib{stem}0" if rng.random() < 0.5 else f"{stem}-doc")
+            )
+        )
+        upstream = (rng.randint(0, 4), rng.randint(0, 40), rng.randint(0, 30))
+        return component, popularity, binaries, upstream
+
+    def _base_version(self, package: str, release: ReleaseRecord) -> str:
+        _, _, _, (major, minor, patch) = self._package_traits(package)
+        rng = seeded_rng(self.seed, "base", package, release.codename)
+        bump = RELEASES.index(release)  # older releases carry older upstream versions
+        minor = max(0, minor - 3 * bump)
+        debian = rng.randint(1, 6)
+        return f"{major}.{minor}.{patch}-{debian}ubuntu{rng.randint(0, 3)}"
+
+    def timeline(self, release: ReleaseRecord, package: str, *, until: datetime) -> list[Upload]:
+        """Every update of one source in one release's Updates pocket, oldest first."""
+        key = (release.codename, package)
+        cached = self._timelines.get(key)
+        if cached is None or cached[0] < until:
+            # Generate ahead: the timeline is the same prefix however far it goes.
+            ahead = until + timedelta(days=30)
+            cached = (ahead, self._generate_timeline(release, package, until=ahead))
+            self._timelines[key] = cached
+        return [upload for upload in cached[1] if upload.published <= until]
+
+    def _generate_timeline(
+        self, release: ReleaseRecord, package: str, *, until: datetime
+    ) -> list[Upload]:
+        rng = seeded_rng(self.seed, "timeline", release.codename, package)
+        component, popularity, binaries, _ = self._package_traits(package)
+        base = self._base_version(package, release)
+        start = max(_RELEASED[release.codename], self.anchor)
+        moment = start + timedelta(hours=rng.uniform(0, self.mean_days * 24))
+        previous = base
+        uploads: list[Upload] = []
+        # Earlier updates of a long-lived release were fewer than now: keep the number modest.
+        number = 1 + int((start - _RELEASED[release.codename]).days / (4 * self.mean_days))
+        while moment <= until:
+            version = f"{base}.{number}"
+            person_rng = seeded_rng(self.seed, "people", release.codename, package, number)
+            uploader = person_rng.choice(self.people)
+            signer = uploader if person_rng.random() < 0.6 else person_rng.choice(self.people)
+            sponsor = signer if signer != uploader else None
+            regression = self._regression(rng)
+            gap_days = rng.expovariate(1 / self.mean_days)
+            if regression and regression.kind != "false_alarm":
+                gap_days = rng.uniform(1.5, 4)  # a regression is fixed by a new upload soon
+            following = moment + timedelta(days=gap_days)
+            uploads.append(
+                Upload(
+                    release=release.codename,
+                    package=package,
+                    version=version,
+                    previous_version=previous,
+                    published=moment.replace(microsecond=0),
+                    superseded=following.replace(microsecond=0),
+                    signer=signer,
+                    uploader=uploader,
+                    sponsor=sponsor,
+                    component=component,
+                    binaries=binaries,
+                    popularity=popularity,
+                    regression=regression,
+                )
+            )
+            previous, moment, number = version, following, number + 1
+        return uploads
+
+    @staticmethod
+    def _regression(rng: random.Random) -> Regression | None:
+        roll = rng.random()
+        onset = rng.randint(2, 40)
+        if roll < 0.06:
+            return Regression("new_bucket", onset, rng.uniform(0.8, 3.0))
+        if roll < 0.09:
+            return Regression("increased_rate", onset, rng.uniform(4.0, 8.0))
+        if roll < 0.11:
+            return Regression("false_alarm", onset, rng.uniform(0.8, 2.0))
+        return None
+
+    def uploads(self, *, until: datetime, release: str | None = None) -> Iterator[Upload]:
+        for record in self.release_records:
+            if release is not None and record.codename != release:
+                continue
+            for package in self.packages:
+                yield from self.timeline(record, package, until=until)
+
+    # PublicationSource ---------------------------------------------------------------
+
+    def publications(
+        self, *, release: str, since: datetime | None, now: datetime
+    ) -> Iterator[PublicationRecord]:
+        for upload in self.uploads(until=now, release=release):
+            if (
+                since is not None
+                and upload.published < since
+                and not since <= upload.superseded <= now
+            ):
+                continue  # nothing about it changed since
+            superseded = upload.superseded <= now
+            yield PublicationRecord(
+                release=upload.release,
+                source_package=upload.package,
+                version=upload.version,
+                date_published=upload.published,
+                phased_update_percentage=round(100 * upload.ramp_share(now)),
+                previous_version=upload.previous_version,
+                component=upload.component,
+                status="superseded" if superseded else "published",
+                date_superseded=upload.superseded if superseded else None,
+                binaries=upload.binaries,
+                signer=upload.signer,
+                uploader=upload.uploader,
+                sponsor=upload.sponsor,
+            )
+
+    def set_percentage(
+        self, *, release: str, pocket: str, source_package: str, version: str, percentage: int
+    ) -> WriteResult:
+        self.writes.append((release, source_package, version, percentage))
+        return WriteResult("applied", "recorded by the simulator")
