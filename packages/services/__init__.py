@@ -1,28 +1,31 @@
 """Writes of the archive side, one module per idea.
 
-- phasing: the one writer of phasing events; every change of percentage or state, and
-  the named changes people and the controller make (pause, resume, halt, set, release).
+- phasing: the one writer of phasing events; every change of percentage or state goes
+  through it, as a Change with a named constructor (advanced, halted, superseded, ...).
+- rollouts: what archive admins do to an update (pause, resume, halt, set, release).
 - releases: freezing and unfreezing a release. policies: setting a policy.
 - sync: bring publications from the publication source into the database.
-- writeback: give the publication source the percentages we set.
+- writeback: give the publication source the percentages we set, after commit.
 - bulk: many rows in one statement, for the above.
 """
 
 from packages.services.phasing import (
     Change,
     TransitionError,
+    publication_transition,
+    publications_apply,
+)
+from packages.services.policies import POLICY_FIELDS, policy_set
+from packages.services.releases import release_freeze, release_unfreeze
+from packages.services.rollouts import (
     publication_halt,
     publication_pause,
     publication_release,
     publication_resume,
     publication_set_percentage,
-    publication_transition,
-    publications_apply,
     reason_required,
-    write_back_deferred,
 )
-from packages.services.policies import POLICY_FIELDS, policy_set
-from packages.services.releases import release_freeze, release_unfreeze
+from packages.services.writeback import write_back_deferred
 
 __all__ = [
     "POLICY_FIELDS",

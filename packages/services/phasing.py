@@ -6,18 +6,15 @@ controller, or the sync of a source. `publication_transition` applies one change
 publication under a row lock; `publications_apply` applies many to rows the caller has
 locked (the controller's tick, the sync), in a fixed number of queries. Both write the
 PhasingEvent in the same transaction and queue the write-back to the publication source
-after commit. The named services below are what people's actions call.
+after commit. People's actions (packages.services.rollouts) call publication_transition.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
@@ -36,8 +33,8 @@ from packages.models import (
     Publication,
     WriteBack,
 )
-from packages.selectors import policies_by_scope
 from packages.services.bulk import publications_save
+from packages.services.writeback import queue_write_back
 
 log = logging.getLogger(__name__)
 
@@ -218,42 +215,6 @@ _SAVED_FIELDS = (
 HOLD_FIELDS = ("hold_reason", "hold_detail", "crash_data_unavailable_since")
 
 
-_deferred_write_back: ContextVar[list[int] | None] = ContextVar("deferred_write_back", default=None)
-
-
-@contextmanager
-def write_back_deferred() -> Iterator[list[int]]:
-    """Collect the events to write back instead of queueing a task per commit.
-
-    For bulk work (seeding a demo, replaying the past) that writes back once at the end.
-    """
-    collected: list[int] = []
-    token = _deferred_write_back.set(collected)
-    try:
-        yield collected
-    finally:
-        _deferred_write_back.reset(token)
-
-
-def _queue_write_back(events: Iterable[PhasingEvent]) -> None:
-    ids = [event.pk for event in events if event.write_back == WriteBack.PENDING]
-    if not ids:
-        return
-    deferred = _deferred_write_back.get()
-    if deferred is not None:
-        deferred.extend(ids)
-        return
-
-    def enqueue() -> None:
-        from packages.tasks import write_back_percentages
-
-        write_back_percentages.delay(ids)
-
-    # Robust: a broker that is down must not cancel the other callbacks of the commit
-    # (the halt emails); the periodic reconcile writes back whatever was left pending.
-    transaction.on_commit(enqueue, robust=True)
-
-
 def publication_transition(
     *,
     publication: Publication,
@@ -275,7 +236,7 @@ def publication_transition(
         event = _apply(locked, change, now=now, actor=actor, actor_name=actor_name)
         locked.save(update_fields=_SAVED_FIELDS)
         event.save()
-        _queue_write_back([event])
+        queue_write_back([event])
     for name in _SAVED_FIELDS:
         setattr(publication, name, getattr(locked, name))
     return event
@@ -300,7 +261,7 @@ def publications_apply(
     if events:
         publications_save([p for p, _ in changes], _SAVED_FIELDS)
         PhasingEvent.objects.bulk_create(events, batch_size=500)
-        _queue_write_back(events)
+        queue_write_back(events)
     return events
 
 
@@ -363,116 +324,15 @@ def publications_note(
     )
 
 
-def reason_required(reason: str) -> str:
-    reason = (reason or "").strip()
-    if not reason:
-        raise ValidationError("a reason is required")
-    return reason
-
-
-def publication_halt(
-    *,
-    publication: Publication,
-    reason: str,
-    actor: AbstractBaseUser,
-    now: datetime | None = None,
-) -> PhasingEvent:
-    """A person pulls the update to 0%; only a person resumes it."""
-    return publication_transition(
-        publication=publication,
-        change=Change.halted(reason=reason_required(reason), by_person=True),
-        actor=actor,
-        now=now,
-    )
-
-
-def publication_pause(
-    *, publication: Publication, actor: AbstractBaseUser, reason: str, now: datetime | None = None
-) -> PhasingEvent:
-    return publication_transition(
-        publication=publication,
-        change=Change(EventKind.PAUSED, state=PhasingState.PAUSED, reason=reason_required(reason)),
-        actor=actor,
-        now=now,
-    )
-
-
-def publication_resume(
-    *,
-    publication: Publication,
-    actor: AbstractBaseUser,
-    reason: str,
-    now: datetime | None = None,
-) -> PhasingEvent:
-    """Resume a paused update where it was, or a halted one from the policy's first step."""
-    reason = reason_required(reason)
-
-    def change(locked: Publication) -> Change:
-        percentage = None
-        if locked.state == PhasingState.HALTED:
-            percentage = policy.resolve_for(policies_by_scope(), locked).first_percentage
-        return Change(
-            EventKind.RESUMED, percentage=percentage, state=PhasingState.PHASING, reason=reason
-        )
-
-    return publication_transition(publication=publication, change=change, actor=actor, now=now)
-
-
-def publication_set_percentage(
-    *,
-    publication: Publication,
-    percentage: int,
-    actor: AbstractBaseUser,
-    reason: str,
-    now: datetime | None = None,
-) -> PhasingEvent:
-    """A person sets the percentage; on a halted update that is a decision to go on."""
-    reason = reason_required(reason)
-
-    def change(locked: Publication) -> Change:
-        state = None
-        if locked.state == PhasingState.HALTED or (
-            locked.state == PhasingState.COMPLETE and percentage < 100
-        ):
-            state = PhasingState.PHASING
-        return Change(EventKind.SET, percentage=percentage, state=state, reason=reason)
-
-    return publication_transition(publication=publication, change=change, actor=actor, now=now)
-
-
-def publication_release(
-    *, publication: Publication, actor: AbstractBaseUser, reason: str, now: datetime | None = None
-) -> PhasingEvent:
-    """Straight to 100% for everyone, for an urgent fix."""
-    return publication_transition(
-        publication=publication,
-        change=Change(
-            EventKind.RELEASED,
-            percentage=100,
-            state=PhasingState.COMPLETE,
-            reason=reason_required(reason),
-        ),
-        actor=actor,
-        now=now,
-    )
-
-
-__all__: list[Any] = [
+__all__ = [
     "CONTROLLER",
     "HOLD_FIELDS",
     "Change",
     "TransitionError",
-    "publication_halt",
-    "publication_pause",
-    "publication_release",
-    "publication_resume",
-    "publication_set_percentage",
     "publication_transition",
     "publications_apply",
     "publications_hold",
     "publications_note",
     "publications_publish",
     "publications_supersede",
-    "reason_required",
-    "write_back_deferred",
 ]

@@ -11,7 +11,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from packages.models import EventKind, Policy, Publication, Release, SourcePackage
-from packages.services.phasing import publications_note, reason_required
+from packages.services.phasing import publications_note
+from packages.services.rollouts import reason_required
 
 POLICY_FIELDS = (
     "start_percentage",

@@ -9,7 +9,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from packages.models import EventKind, Release
-from packages.services.phasing import publications_note, reason_required
+from packages.services.phasing import publications_note
+from packages.services.rollouts import reason_required
 
 
 def _release_set_frozen(

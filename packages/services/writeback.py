@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from datetime import datetime, timedelta
 
 from django.db import transaction
@@ -14,6 +17,42 @@ from packages.sources import publication_source
 from packages.sources.base import PublicationSource
 
 log = logging.getLogger(__name__)
+
+
+_deferred_write_back: ContextVar[list[int] | None] = ContextVar("deferred_write_back", default=None)
+
+
+@contextmanager
+def write_back_deferred() -> Iterator[list[int]]:
+    """Collect the events to write back instead of queueing a task per commit.
+
+    For bulk work (seeding a demo, replaying the past) that writes back once at the end.
+    """
+    collected: list[int] = []
+    token = _deferred_write_back.set(collected)
+    try:
+        yield collected
+    finally:
+        _deferred_write_back.reset(token)
+
+
+def queue_write_back(events: Iterable[PhasingEvent]) -> None:
+    ids = [event.pk for event in events if event.write_back == WriteBack.PENDING]
+    if not ids:
+        return
+    deferred = _deferred_write_back.get()
+    if deferred is not None:
+        deferred.extend(ids)
+        return
+
+    def enqueue() -> None:
+        from packages.tasks import write_back_percentages
+
+        write_back_percentages.delay(ids)
+
+    # Robust: a broker that is down must not cancel the other callbacks of the commit
+    # (the halt emails); the periodic reconcile writes back whatever was left pending.
+    transaction.on_commit(enqueue, robust=True)
 
 # A change can land while the source is being written: write again, a few times at most.
 _ROUNDS = 3

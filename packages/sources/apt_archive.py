@@ -12,31 +12,30 @@ Django.
 
 from __future__ import annotations
 
-import hashlib
 import io
 import logging
-import lzma
 import re
 import shutil
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 from pathlib import Path
 
-import requests
 from debian import deb822
 from debian.debian_support import Version
 
+from packages.sources.apt_reader import (
+    HASH_FIELDS,
+    RELEASE_CHECKSUM_FIELDS,
+    AptArchiveReader,
+    Suite,
+    parse_release_date,
+)
 from packages.sources.apt_writer import (
-    PACKAGES_VARIANTS,
     PHASED_FIELD,
-    RELEASE_HASHES,
     WRITTEN_HASHES,
     SigningError,
     atomic_write,
     compressed_variants,
-    decompress,
     file_hashes,
     format_release_date,
     release_text,
@@ -49,83 +48,7 @@ from packages.sources.base import PublicationRecord, ReleaseRecord, SourceError,
 log = logging.getLogger(__name__)
 
 UPDATES_POCKET = "updates"
-_HASH_FIELDS = tuple(name for name, _ in RELEASE_HASHES)
-_INDEX_RE = re.compile(r"^(?P<component>.+)/binary-(?P<arch>[^/]+)/Packages(\.gz|\.xz)?$")
-_RELEASE_CHECKSUM_FIELDS = {name.lower() for name in _HASH_FIELDS}
 _HREF_RE = re.compile(r'href="(?:\./)?([A-Za-z0-9][A-Za-z0-9.+_-]*-updates)/?"')
-
-
-@dataclass
-class _Listed:
-    """One file as the Release lists it: size and the digests of each hash list."""
-
-    size: int
-    hashes: dict[str, str] = field(default_factory=dict)
-
-    def check(self, name: str, data: bytes) -> None:
-        if len(data) != self.size:
-            raise SourceError(f"{name} is {len(data)} bytes but the Release file says {self.size}")
-        # The strongest hash listed decides, as in apt.
-        for field_name in reversed(_HASH_FIELDS):
-            if field_name in self.hashes:
-                algorithm = dict(RELEASE_HASHES)[field_name]
-                digest = hashlib.new(algorithm, data).hexdigest()
-                if digest != self.hashes[field_name]:
-                    raise SourceError(
-                        f"{name} does not match its {field_name} in the Release file "
-                        "(archive being rewritten, or corrupt)"
-                    )
-                return
-
-
-@dataclass
-class _Suite:
-    name: str
-    release: deb822.Release
-    listed: dict[str, _Listed]
-
-    @property
-    def index_dirs(self) -> list[tuple[str, str]]:
-        """(component, architecture) pairs, in the Release's component order."""
-        components = self.release.get("Components", "").split()
-        architectures = self.release.get("Architectures", "").split()
-        pairs = [(c, a) for c in components for a in architectures]
-        for name in self.listed:
-            match = _INDEX_RE.match(name)
-            if match and (match["component"], match["arch"]) not in pairs:
-                pairs.append((match["component"], match["arch"]))
-        return pairs
-
-    @property
-    def date(self) -> datetime | None:
-        return parse_release_date(self.release.get("Date", ""))
-
-
-def parse_release_date(text: str) -> datetime | None:
-    """A Release ``Date`` (RFC 2822) as an aware UTC datetime, or None when unreadable."""
-    if not text.strip():
-        return None
-    try:
-        when = parsedate_to_datetime(text.strip())
-    except (TypeError, ValueError, IndexError):
-        return None
-    if when.tzinfo is None:
-        # "-0000" parses as naive; RFC 2822 calls that UTC with no offset information.
-        when = when.replace(tzinfo=UTC)
-    return when.astimezone(UTC)
-
-
-def _listed_files(release: deb822.Release) -> dict[str, _Listed]:
-    listed: dict[str, _Listed] = {}
-    for field_name in _HASH_FIELDS:
-        for entry in release.get(field_name, []) or []:
-            try:
-                size = int(entry["size"])
-            except (KeyError, TypeError, ValueError):
-                continue
-            item = listed.setdefault(entry["name"], _Listed(size=size))
-            item.hashes[field_name] = entry[field_name.lower()].lower()
-    return listed
 
 
 def _parse_percentage(value: str) -> int:
@@ -135,113 +58,12 @@ def _parse_percentage(value: str) -> int:
     return int(text)
 
 
-class AptArchiveSource:
+class AptArchiveSource(AptArchiveReader):
     """Publications of a Debian-format apt archive; writes percentages back when local."""
 
     name = "apt-archive"
 
-    def __init__(
-        self,
-        *,
-        location: str,
-        suites: dict[str, str] | None = None,
-        gpg_key: str | None = None,
-        gpg_home: str | None = None,
-        timeout: float = 10.0,
-    ) -> None:
-        self.location = location
-        self.suites = dict(suites or {})
-        self.gpg_key = gpg_key
-        self.gpg_home = gpg_home
-        self.timeout = timeout
-        self._is_http = location.startswith(("http://", "https://"))
-        if self._is_http:
-            self._base_url = location.rstrip("/") + "/"
-            self._session = requests.Session()
-            self._root = None
-        else:
-            path = location.removeprefix("file://")
-            self._root = Path(path)
-
-    # Reading ------------------------------------------------------------------------
-
-    @property
-    def can_write(self) -> bool:
-        return not self._is_http
-
-    def _read(self, relative: str, *, required: bool = True) -> bytes | None:
-        """A file under the archive root; None when absent and not ``required``."""
-        if self._root is not None:
-            path = self._root / relative
-            try:
-                return path.read_bytes()
-            except FileNotFoundError:
-                if required:
-                    raise SourceError(f"{path} does not exist") from None
-                return None
-            except OSError as exc:
-                raise SourceError(f"cannot read {path}: {exc.strerror or exc}") from exc
-        url = self._base_url + relative
-        try:
-            response = self._session.get(url, timeout=self.timeout)
-        except requests.Timeout as exc:
-            raise SourceError(f"{url} did not answer within {self.timeout:g} s") from exc
-        except requests.RequestException as exc:
-            raise SourceError(f"cannot fetch {url}: {exc.__class__.__name__}") from exc
-        if response.status_code == 404 and not required:
-            return None
-        if response.status_code != 200:
-            raise SourceError(f"{url} answered HTTP {response.status_code}")
-        return response.content
-
-    def _suite_name(self, codename: str) -> str:
-        return self.suites.get(codename, f"{codename}-updates")
-
-    def _load_suite(self, suite: str, *, required: bool = True) -> _Suite | None:
-        data = self._read(f"dists/{suite}/Release", required=required)
-        if data is None:
-            return None
-        try:
-            release = deb822.Release(data.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError) as exc:
-            raise SourceError(f"dists/{suite}/Release is not a readable Release file") from exc
-        return _Suite(name=suite, release=release, listed=_listed_files(release))
-
-    def _read_index(self, suite: _Suite, component: str, arch: str) -> tuple[str, bytes] | None:
-        """The best available Packages index of one component and architecture.
-
-        When the Release lists some of its variants only those are read, as apt does: a
-        file the Release does not vouch for is not trusted.
-        """
-        index_dir = f"{component}/binary-{arch}"
-        variants = [v for v in PACKAGES_VARIANTS if f"{index_dir}/{v}" in suite.listed]
-        for variant in variants or PACKAGES_VARIANTS:
-            relative = f"{index_dir}/{variant}"
-            name = f"dists/{suite.name}/{relative}"
-            data = self._read(name, required=False)
-            if data is None:
-                continue
-            listed = suite.listed.get(relative)
-            if listed is not None:
-                listed.check(name, data)
-            try:
-                return variant, decompress(variant, data)
-            except (OSError, EOFError, lzma.LZMAError) as exc:
-                raise SourceError(f"{name} cannot be decompressed: {exc}") from exc
-        return None
-
-    def _paragraphs(self, suite: _Suite) -> Iterator[tuple[str, deb822.Packages]]:
-        for component, arch in suite.index_dirs:
-            found = self._read_index(suite, component, arch)
-            if found is None:
-                continue
-            _, content = found
-            text = content.decode("utf-8", "replace")
-            for paragraph in deb822.Packages.iter_paragraphs(io.StringIO(text), use_apt_pkg=False):
-                if "Package" in paragraph:
-                    yield component, paragraph
-
-    def _suite_release_record(self, suite: _Suite, codename: str | None) -> ReleaseRecord:
+    def _suite_release_record(self, suite: Suite, codename: str | None) -> ReleaseRecord:
         fallback = suite.name.removesuffix("-updates")
         return ReleaseRecord(
             codename=codename or suite.release.get("Codename", "") or fallback,
@@ -453,7 +275,7 @@ class AptArchiveSource:
             return WriteResult("applied", f"already at {percentage}%")
 
         # SHA512 stays only where the archive already lists it; apt trusts the strongest.
-        hash_fields = [f for f in _HASH_FIELDS if f in suite.release or f in WRITTEN_HASHES]
+        hash_fields = [f for f in HASH_FIELDS if f in suite.release or f in WRITTEN_HASHES]
         by_hash = suite.release.get("Acquire-By-Hash", "").strip().lower() == "yes"
 
         new_files: dict[str, bytes] = {}
@@ -481,13 +303,13 @@ class AptArchiveSource:
         )
 
     def _new_release(
-        self, suite: _Suite, suite_dir: Path, new_files: dict[str, bytes], hash_fields: list[str]
+        self, suite: Suite, suite_dir: Path, new_files: dict[str, bytes], hash_fields: list[str]
     ) -> bytes:
         now = datetime.now(UTC)
         fields = []
         old_date = suite.date
         for name, value in suite.release.items():
-            if name.lower() in _RELEASE_CHECKSUM_FIELDS:
+            if name.lower() in RELEASE_CHECKSUM_FIELDS:
                 continue
             if name == "Date":
                 value = format_release_date(now)

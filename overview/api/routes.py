@@ -1,9 +1,5 @@
-"""The read-only JSON API, /api/v1/, with its OpenAPI schema and browsable docs.
+"""The endpoints of the read-only JSON API and how they shape their answers."""
 
-Public data only: publications, their events, problem buckets as aggregates, and the
-machine check. Lists are paginated with `next` and `previous` links and cost a fixed
-number of queries whatever their length. Bad query parameters answer 400 with a message.
-"""
 
 from __future__ import annotations
 
@@ -11,15 +7,22 @@ from datetime import datetime
 
 from django.core.paginator import EmptyPage, Page, Paginator
 from django.db.models import QuerySet
-from django.http import HttpRequest, HttpResponse, QueryDict
+from django.http import HttpRequest, QueryDict
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django.utils import timezone
-from ninja import NinjaAPI, Query, Schema
-from ninja.errors import HttpError, ValidationError
-from ninja.openapi.docs import Swagger
+from ninja import Query, Router, Schema
+from ninja.errors import HttpError
 
 from overview import apt_phasing, selectors
+from overview.api.schemas import (
+    BucketDetailOut,
+    BucketPage,
+    ErrorOut,
+    EventPage,
+    MachinePage,
+    PublicationPage,
+)
 from overview.filters import PublicationFilter
 from overview.wording import outlook_lines
 from packages import policy as policy_rules
@@ -30,178 +33,8 @@ DEFAULT_PER_PAGE = 25
 MAX_PER_PAGE = 100
 
 
-api = NinjaAPI(
-    title="Phasing API",
-    version="1",
-    description=(
-        "Read-only JSON about phased updates: publications in phasing with their "
-        "percentages, policies, next steps and problems; phasing events; problem buckets "
-        "(public aggregates only); and what apt decides for one machine."
-    ),
-    urls_namespace="api",
-    # Swagger UI from django-ninja's own static files ("ninja" is an installed app), no CDN.
-    docs=Swagger({"persistAuthorization": False}),
-    docs_url="/docs",
-)
 
-
-@api.exception_handler(ValidationError)
-def _bad_parameters(request: HttpRequest, error: ValidationError) -> HttpResponse:
-    messages = []
-    for item in error.errors:
-        where = ".".join(str(part) for part in item.get("loc", ()) if part != "query")
-        messages.append(f"{where}: {item.get('msg', 'invalid')}")
-    return api.create_response(
-        request, {"detail": "; ".join(messages) or "invalid parameters"}, status=400
-    )
-
-
-# --- Schemas ----------------------------------------------------------------------------
-
-
-class PolicyOut(Schema):
-    start_percentage: int
-    step: int
-    interval_seconds: int
-    ceiling: int
-    schedule: list[int]
-    quiet_weekend: bool
-
-
-class NextStepOut(Schema):
-    kind: str
-    text: str
-    percentage: int | None = None
-    at: datetime | None = None
-    full_at: datetime | None = None
-
-
-class ProblemOut(Schema):
-    kind: str
-    title: str
-    bucket_id: int | None = None
-    url: str | None = None
-    report_count: int
-    overridden: bool
-
-
-class PublicationOut(Schema):
-    id: int
-    release: str
-    release_version: str
-    source_package: str
-    version: str
-    previous_version: str
-    pocket: str
-    date_published: datetime
-    phased_update_percentage: int
-    state: str
-    hold_reason: str
-    last_change: datetime
-    policy: PolicyOut
-    next_step: NextStepOut
-    problems: list[ProblemOut]
-    history_url: str
-    events_url: str
-
-
-class PublicationPage(Schema):
-    count: int
-    next: str | None
-    previous: str | None
-    results: list[PublicationOut]
-
-
-class EventOut(Schema):
-    id: int
-    created_at: datetime
-    kind: str
-    old_percentage: int | None
-    new_percentage: int
-    old_state: str
-    new_state: str
-    actor: str
-    reason: str
-
-
-class EventPage(Schema):
-    count: int
-    next: str | None
-    previous: str | None
-    results: list[EventOut]
-
-
-class BucketOut(Schema):
-    id: int
-    signature: str
-    function: str
-    source_package: str | None
-    first_seen: datetime | None
-    last_seen: datetime | None
-    error_tracker_url: str
-    url: str
-
-
-class BucketPage(Schema):
-    count: int
-    next: str | None
-    previous: str | None
-    results: list[BucketOut]
-
-
-class ReportCountOut(Schema):
-    release: str
-    source_package: str
-    version: str
-    reports: int
-    systems: int
-    first_reported: datetime
-    last_reported: datetime
-
-
-class AffectedOut(Schema):
-    publication_id: int
-    release: str
-    source_package: str
-    version: str
-    kind: str
-    active: bool
-    state: str
-    phased_update_percentage: int
-    overridden: bool
-
-
-class BucketDetailOut(BucketOut):
-    report_counts: list[ReportCountOut]
-    affects: list[AffectedOut]
-
-
-class MachineRowOut(Schema):
-    publication_id: int
-    release: str
-    source_package: str
-    version: str
-    phased_update_percentage: int
-    state: str
-    draw: int
-    included: bool
-    included_from_percentage: int
-    included_at: datetime | None
-    waiting_for: str
-
-
-class MachinePage(Schema):
-    machine_id: str
-    release: str | None
-    count: int
-    next: str | None
-    previous: str | None
-    results: list[MachineRowOut]
-
-
-class ErrorOut(Schema):
-    detail: str
-
+router = Router()
 
 # --- Helpers ----------------------------------------------------------------------------
 
@@ -309,7 +142,7 @@ class PublicationFilters(Schema):
     per_page: int = DEFAULT_PER_PAGE
 
 
-@api.get(
+@router.get(
     "/publications/",
     response={200: PublicationPage, 400: ErrorOut},
     url_name="publications",
@@ -343,7 +176,7 @@ def publications(request: HttpRequest, filters: Query[PublicationFilters]):
     return {**_page_links(request, page), "results": results}
 
 
-@api.get(
+@router.get(
     "/publications/{publication_id}/events/",
     response={200: EventPage, 400: ErrorOut, 404: ErrorOut},
     url_name="publication_events",
@@ -370,7 +203,7 @@ def publication_events(request: HttpRequest, publication_id: int, page: int = 1)
     return {**_page_links(request, chunk), "results": results}
 
 
-@api.get(
+@router.get(
     "/problems/",
     response={200: BucketPage, 400: ErrorOut},
     url_name="problems",
@@ -381,7 +214,7 @@ def problems(request: HttpRequest, page: int = 1):
     return {**_page_links(request, chunk), "results": [_bucket_out(request, b) for b in chunk]}
 
 
-@api.get(
+@router.get(
     "/problems/{bucket_id}/",
     response={200: BucketDetailOut, 404: ErrorOut},
     url_name="problem",
@@ -422,7 +255,7 @@ def problem(request: HttpRequest, bucket_id: int):
     }
 
 
-@api.get(
+@router.get(
     "/machine/",
     response={200: MachinePage, 400: ErrorOut},
     url_name="machine",
