@@ -41,8 +41,11 @@ browser-deps:
 test: install-dev browser-deps
 	$(PY) -m pytest
 
+# Style, the layering contracts (packages never imports overview, ...), types, migrations.
 lint: install-dev
 	$(PY) -m ruff check .
+	$(VENV)/bin/lint-imports
+	$(PY) -m mypy .
 	$(PY) manage.py makemigrations --check --dry-run
 
 check-deploy: install

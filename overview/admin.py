@@ -9,6 +9,8 @@ read their content (packages.permissions); for anyone else the model is not in t
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import admin
 from django.core.exceptions import ValidationError
 from django.db.models import Exists, OuterRef, QuerySet
@@ -22,7 +24,7 @@ from packages.admin.actions import ReadOnlyAdmin, action_with_reason, report_out
 from packages.admin.forms import ReasonForm
 from packages.admin.publications import PublicationAdmin as ArchivePublicationAdmin
 from packages.models import Publication
-from packages.permissions import can_override_problems, can_read_crash_reports
+from packages.permissions import acting_user, can_override_problems, can_read_crash_reports
 
 
 @admin.register(ErrorBucket)
@@ -122,7 +124,7 @@ class OverrideAdmin(ReadOnlyAdmin):
             for override in overrides:
                 try:
                     override_revoke(
-                        override=override, actor=request.user, reason=form.cleaned_data["reason"]
+                        override=override, actor=acting_user(request), reason=form.cleaned_data["reason"]
                     )
                 except ValidationError as error:
                     failed.append((override, error))
@@ -181,8 +183,12 @@ admin.site.unregister(Publication)
 
 @admin.register(Publication)
 class PublicationAdmin(ArchivePublicationAdmin):
-    list_display = (*ArchivePublicationAdmin.list_display[:-1], "problem_count", "public_page")
-    list_filter = ("release", "state", ProblemsFilter, "pocket")
+    def get_list_display(self, request: HttpRequest) -> Any:
+        *columns, public_page = super().get_list_display(request)
+        return (*columns, "problem_count", public_page)
+
+    def get_list_filter(self, request: HttpRequest) -> Any:
+        return (*super().get_list_filter(request), ProblemsFilter)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Publication]:
         return (
@@ -193,4 +199,5 @@ class PublicationAdmin(ArchivePublicationAdmin):
 
     @admin.display(description="problems", ordering="active_problem_count")
     def problem_count(self, obj: Publication) -> int:
-        return obj.active_problem_count
+        count: int = vars(obj)["active_problem_count"]  # annotated by get_queryset
+        return count

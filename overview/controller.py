@@ -157,7 +157,9 @@ def _decide_all(
     holds: list[Publication] = []
     halted: list[tuple[Publication, list[Problem]]] = []
     for publication in publications:
-        answer = answers.get(queries.get(publication.pk)) or CrashAnswer(error="not queried")
+        loaded = _hold_fields(publication)
+        query = queries.get(publication.pk)
+        answer = (answers.get(query) if query else None) or CrashAnswer(error="not queried")
         rules = policy_rules.resolve_for(policies, publication)
         try:
             decision, change, blocking = _decide(
@@ -174,7 +176,7 @@ def _decide_all(
             changes.append((publication, change))
             if decision.action == Action.HALT:
                 halted.append((publication, blocking))
-        elif _hold_fields_changed(publication):
+        elif _hold_fields(publication) != loaded:
             holds.append(publication)
     events = publications_apply(changes, now=now)
     publications_hold(holds)
@@ -186,17 +188,13 @@ def _decide_all(
     return decisions
 
 
-def _remember_hold_fields(publication: Publication) -> None:
-    publication._loaded_hold = tuple(getattr(publication, f) for f in HOLD_FIELDS)
+def _hold_fields(publication: Publication) -> tuple[object, ...]:
+    return tuple(getattr(publication, name) for name in HOLD_FIELDS)
 
 
-def _hold_fields_changed(publication: Publication) -> bool:
-    return getattr(publication, "_loaded_hold", None) != tuple(
-        getattr(publication, f) for f in HOLD_FIELDS
-    )
-
-
-def _hold(publication: Publication, reason: str, detail: str) -> tuple[Decision, None, list]:
+def _hold(
+    publication: Publication, reason: str, detail: str
+) -> tuple[Decision, None, list[Problem]]:
     publication.hold_reason, publication.hold_detail = reason, detail[:500]
     decision = Decision(
         publication.pk,
@@ -217,7 +215,6 @@ def _decide(
     problems: list[Problem],
     now: datetime,
 ) -> tuple[Decision, Change | None, list[Problem]]:
-    _remember_hold_fields(publication)
     percentage = publication.phased_update_percentage
 
     if answer.error:

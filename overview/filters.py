@@ -13,7 +13,7 @@ STATE_CHOICES = [(state.value, state.label) for state in PhasingState if state i
 
 class PublicationFilterForm(forms.Form):
     def clean(self) -> dict:
-        cleaned = super().clean()
+        cleaned = super().clean() or {}
         low, high = cleaned.get("percentage_min"), cleaned.get("percentage_max")
         if low is not None and high is not None and low > high:
             raise forms.ValidationError(

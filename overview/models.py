@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Count, OuterRef, Q, Subquery
+from django.db.models import Count, Exists, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
 from django.urls import reverse
 
@@ -158,11 +158,9 @@ class ProblemQuerySet(models.QuerySet["Problem"]):
 
     def unresolved(self) -> ProblemQuerySet:
         """Active problems no live override covers: what halts an update."""
-        return self.filter(active=True).with_covering_override().filter(
-            covering_override_id__isnull=True
-        )
+        return self.filter(active=True).exclude(Exists(Override.objects.covering()))
 
-    def active_count_of(self, publication: OuterRef) -> Subquery:
+    def active_count_of(self, publication: OuterRef) -> Coalesce:
         """How many active problems the enclosing query's publication has, as a subquery."""
         counted = (
             self.filter(publication=publication, active=True)
@@ -218,15 +216,22 @@ class Problem(models.Model):
         return str(self.bucket)
 
     @property
+    def covering_override(self) -> int | None:
+        """The id of a live override covering this problem, as with_covering_override()
+        annotated it (a KeyError from a queryset that did not ask: never guess)."""
+        value: int | None = vars(self)["covering_override_id"]
+        return value
+
+    @property
     def is_overridden(self) -> bool:
-        """Read from a queryset's with_covering_override() (an AttributeError otherwise)."""
-        return self.covering_override_id is not None
+        return self.covering_override is not None
 
     @property
     def override_key(self) -> str:
         """The THING of Ubuntu's overrides file: a problem URL, or 'increased-rate'."""
         if self.kind == ProblemKind.INCREASED_RATE:
             return Override.INCREASED_RATE
+        assert self.bucket is not None  # a new-bucket problem has one (a constraint)
         return self.bucket.web_link or self.bucket.signature
 
 

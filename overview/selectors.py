@@ -11,9 +11,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
+from typing import TYPE_CHECKING, TypedDict, cast
 
 from django.db.models import Count, Max, Min, OuterRef, Prefetch, QuerySet, Subquery
 from django.db.models.functions import Coalesce
+
+if TYPE_CHECKING:
+    from django_stubs_ext import WithAnnotations
 
 from overview import apt_phasing
 from overview.models import CrashReport, ErrorBucket, Override, Problem
@@ -31,6 +35,21 @@ from packages.models import (
 from packages.selectors import PolicyMap
 
 RECENTLY_COMPLETED_DAYS = 7
+
+
+class PhasingContext(TypedDict):
+    """What active_publications() adds to each publication, for the pages and the API."""
+
+    last_change: datetime
+    problem_count: int
+    active_problems: list[Problem]
+    hold_events: list[PhasingEvent]
+
+
+if TYPE_CHECKING:
+    PublicationInPhasing = WithAnnotations[Publication, PhasingContext]
+else:
+    PublicationInPhasing = Publication
 
 
 # --- Publications in phasing --------------------------------------------------------------
@@ -57,7 +76,7 @@ def _with_phasing_context(publications: QuerySet[Publication]) -> QuerySet[Publi
     )
 
 
-def active_publications() -> QuerySet[Publication]:
+def active_publications() -> QuerySet[PublicationInPhasing]:
     """Publications in phasing, paused or halted, with their sort keys annotated."""
     last_event = PhasingEvent.objects.filter(publication=OuterRef("pk")).order_by(
         "-created_at", "-id"
@@ -66,7 +85,7 @@ def active_publications() -> QuerySet[Publication]:
         last_change=Coalesce(Subquery(last_event.values("created_at")[:1]), "date_published"),
         problem_count=Problem.objects.active_count_of(OuterRef("pk")),
     )
-    return _with_phasing_context(publications)
+    return cast("QuerySet[PublicationInPhasing]", _with_phasing_context(publications))
 
 
 @dataclass(frozen=True)
@@ -80,12 +99,12 @@ class ProblemView:
 
     @property
     def url(self) -> str:
-        if self.problem.bucket_id is not None:
+        if self.problem.bucket is not None:
             return self.problem.bucket.get_absolute_url()
         return self.problem.web_link
 
 
-def problem_views(publication: Publication) -> list[ProblemView]:
+def problem_views(publication: PublicationInPhasing) -> list[ProblemView]:
     """Active problems of a publication from `active_publications()`, each marked overridden."""
     return [ProblemView(problem, problem.is_overridden) for problem in publication.active_problems]
 
@@ -117,7 +136,7 @@ class Outlook:
         return self.hold.value if self.next == Next.HOLD else self.next.value
 
 
-def _halt_detail(publication: Publication) -> str:
+def _halt_detail(publication: PublicationInPhasing) -> str:
     blocking = [view.title for view in problem_views(publication) if not view.overridden]
     if blocking:
         return ", ".join(dict.fromkeys(blocking))
@@ -127,7 +146,7 @@ def _halt_detail(publication: Publication) -> str:
     return publication.hold_detail or (last_halt.reason if last_halt else "")
 
 
-def _pause_actor(publication: Publication) -> str:
+def _pause_actor(publication: PublicationInPhasing) -> str:
     last_pause = next((e for e in publication.hold_events if e.kind == EventKind.PAUSED), None)
     if last_pause is not None:
         return last_pause.actor_name
@@ -135,7 +154,7 @@ def _pause_actor(publication: Publication) -> str:
 
 
 def publication_outlook(
-    publication: Publication, *, rules: policy_rules.Rules, now: datetime
+    publication: PublicationInPhasing, *, rules: policy_rules.Rules, now: datetime
 ) -> Outlook:
     """Why an update holds, or when its next steps come under its policy."""
     percentage = publication.phased_update_percentage
@@ -263,7 +282,7 @@ def bucket_problems(bucket: ErrorBucket) -> QuerySet[Problem]:
 
 def covering_overrides(problems: Iterable[Problem]) -> dict[int, Override]:
     """The overrides covering these problems from `bucket_problems()`, by id: one query."""
-    ids = {p.covering_override_id for p in problems if p.is_overridden}
+    ids = {p.covering_override for p in problems if p.is_overridden}
     return Override.objects.in_bulk(ids) if ids else {}
 
 

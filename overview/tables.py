@@ -12,6 +12,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
 from overview import selectors
+from overview.selectors import PublicationInPhasing
 from overview.wording import age, outlook_lines, utc_time
 from packages import charts
 from packages import policy as policy_rules
@@ -94,19 +95,19 @@ class OverviewTable(tables.Table):
         order = list(self.order_by or ())
         return bool(order) and order[0].lstrip("-") == "release"
 
-    def outlook(self, record: Publication) -> selectors.Outlook:
+    def outlook(self, record: PublicationInPhasing) -> selectors.Outlook:
         if record.pk not in self._outlooks:
             self._outlooks[record.pk] = selectors.publication_outlook(
                 record, rules=policy_rules.resolve_for(self.policies, record), now=self.now
             )
         return self._outlooks[record.pk]
 
-    def render_release(self, record: Publication) -> str:
+    def render_release(self, record: PublicationInPhasing) -> str:
         return format_html(
             '<span title="{}">{}</span>', record.release.version, record.release.codename
         )
 
-    def render_package(self, record: Publication) -> str:
+    def render_package(self, record: PublicationInPhasing) -> str:
         return format_html(
             '<a href="{}?release={}">{}</a>',
             record.source_package.get_absolute_url(),
@@ -127,7 +128,7 @@ class OverviewTable(tables.Table):
             age(moment, self.now),
         )
 
-    def render_date_published(self, record: Publication) -> str:
+    def render_date_published(self, record: PublicationInPhasing) -> str:
         return self._time_cell(record.date_published)
 
     def render_last_change(self, value: datetime) -> str:
@@ -137,12 +138,12 @@ class OverviewTable(tables.Table):
         # charts.percentage_bar writes only a clamped integer into its markup.
         return mark_safe(charts.percentage_bar(value))
 
-    def render_state(self, record: Publication) -> str:
+    def render_state(self, record: PublicationInPhasing) -> str:
         return format_html(
             '<span class="state state-{}">{}</span>', record.state, record.get_state_display()
         )
 
-    def render_next(self, record: Publication) -> str:
+    def render_next(self, record: PublicationInPhasing) -> str:
         lines = outlook_lines(self.outlook(record))
         return format_html_join(
             "",
@@ -150,19 +151,19 @@ class OverviewTable(tables.Table):
             (("next-first" if n == 0 else "muted", line) for n, line in enumerate(lines)),
         )
 
-    def render_problems(self, record: Publication) -> str:
+    def render_problems(self, record: PublicationInPhasing) -> str:
         return render_to_string(
             "overview/_cell_problems.html", {"problems": selectors.problem_views(record)}
         )
 
     # Plain values for the CSV and JSON export.
-    def value_release(self, record: Publication) -> str:
+    def value_release(self, record: PublicationInPhasing) -> str:
         return record.release.codename
 
-    def value_package(self, record: Publication) -> str:
+    def value_package(self, record: PublicationInPhasing) -> str:
         return record.source_package.name
 
-    def value_date_published(self, record: Publication) -> str:
+    def value_date_published(self, record: PublicationInPhasing) -> str:
         return record.date_published.isoformat()
 
     def value_last_change(self, value: datetime) -> str:
@@ -171,13 +172,13 @@ class OverviewTable(tables.Table):
     def value_percentage(self, value: int) -> int:
         return value
 
-    def value_state(self, record: Publication) -> str:
+    def value_state(self, record: PublicationInPhasing) -> str:
         return record.state
 
-    def value_next(self, record: Publication) -> str:
+    def value_next(self, record: PublicationInPhasing) -> str:
         return "; ".join(outlook_lines(self.outlook(record)))
 
-    def value_problems(self, record: Publication) -> str:
+    def value_problems(self, record: PublicationInPhasing) -> str:
         return "; ".join(
             f"{view.title}{' (overridden)' if view.overridden else ''}"
             for view in selectors.problem_views(record)

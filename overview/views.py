@@ -107,7 +107,9 @@ def problem(request: HttpRequest, pk: int) -> HttpResponse:
         "counts": counts,
         "totals": totals,
         "affected": affected,
-        "affected_rows": [(p, overrides.get(p.covering_override_id)) for p in affected],
+        "affected_rows": [
+            (p, overrides.get(p.covering_override or 0)) for p in affected
+        ],
     }
     return render(request, "overview/problem.html", context)
 

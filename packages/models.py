@@ -145,7 +145,7 @@ class Policy(models.Model):
     def scope_label(self) -> str:
         if self.source_package_id:
             return f"package {self.source_package}"
-        if self.release_id:
+        if self.release is not None:
             return f"release {self.release.codename}"
         return "all updates"
 

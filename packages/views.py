@@ -15,9 +15,13 @@ EVENTS_PAGE_SIZE = 50
 
 
 def history(request: HttpRequest, name: str) -> HttpResponse:
+    context: dict[str, object]
     package = SourcePackage.objects.filter(name=name).first()
     if package is None:
-        context = {"name": name, "suggestions": selectors.close_package_names(name)}
+        context = {
+            "name": name,
+            "suggestions": selectors.close_package_names(name),
+        }
         return render(request, "packages/unknown_package.html", context, status=404)
 
     releases = list(Release.objects.filter(publications__source_package=package).distinct())

@@ -24,6 +24,7 @@ from overview.api.schemas import (
     PublicationPage,
 )
 from overview.filters import PublicationFilter
+from overview.selectors import PublicationInPhasing
 from overview.wording import outlook_lines
 from packages import policy as policy_rules
 from packages.models import PhasingEvent, Publication, Release
@@ -46,7 +47,7 @@ def _page(request: HttpRequest, items: QuerySet, *, page: int, per_page: int) ->
         raise HttpError(400, f"page {page} does not exist") from error
 
 
-def _page_links(request: HttpRequest, page: Page) -> dict[str, str | None]:
+def _page_links(request: HttpRequest, page: Page) -> dict[str, int | str | None]:
     def link(number: int) -> str:
         query = request.GET.copy()
         query["page"] = str(number)
@@ -71,7 +72,7 @@ def _policy_out(rules: policy_rules.Rules) -> dict:
 
 
 def _publication_out(
-    request: HttpRequest, publication: Publication, *, rules: policy_rules.Rules, now: datetime
+    request: HttpRequest, publication: PublicationInPhasing, *, rules: policy_rules.Rules, now: datetime
 ) -> dict:
     outlook = selectors.publication_outlook(publication, rules=rules, now=now)
     history = publication.source_package.get_absolute_url()

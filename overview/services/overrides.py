@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -43,7 +43,7 @@ def override_create(
     version: str,
     kind: str,
     bucket: ErrorBucket | None,
-    actor: AbstractBaseUser | None,
+    actor: User | None,
     reason: str,
     now: datetime | None = None,
     actor_name: str | None = None,
@@ -59,7 +59,7 @@ def override_create(
     if kind == ProblemKind.INCREASED_RATE:
         bucket = None
     version = _normalise_version(version)
-    if len(version) > Override._meta.get_field("version").max_length:
+    if len(version) > (Override._meta.get_field("version").max_length or 0):
         raise ValidationError("that version is too long")
     now = now or timezone.now()
     name = actor_name or (actor.get_username() if actor is not None else "")
@@ -95,7 +95,7 @@ def override_create(
 def override_revoke(
     *,
     override: Override,
-    actor: AbstractBaseUser,
+    actor: User,
     reason: str,
     now: datetime | None = None,
 ) -> Override:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 
 from django.db.models import Q
@@ -65,7 +65,7 @@ def _buckets_of_problems(
 
 
 def problems_record(
-    answers: dict[int, Sequence[ProblemRecord]], *, now: datetime
+    answers: Mapping[int, Sequence[ProblemRecord]], *, now: datetime
 ) -> dict[int, list[Problem]]:
     """Bring each publication's problems in line with its latest crash answer.
 

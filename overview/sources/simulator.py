@@ -89,15 +89,16 @@ class SimulatedCrashFeed:
         """Crashes of one version in one hour, per bucket; always the same draws per hour."""
         share = upload.ramp_share(moment) * share_left
         regression = upload.regression
-        active = (
-            regression is not None and moment >= upload.published + regression.onset_hours * HOUR
+        if regression is not None and moment < upload.published + regression.onset_hours * HOUR:
+            regression = None  # not showing yet
+        rate_factor = (
+            regression.factor if regression and regression.kind == "increased_rate" else 1.0
         )
-        rate_factor = regression.factor if active and regression.kind == "increased_rate" else 1.0
         counts = [
             (signature, function, poisson(rng, upload.popularity * weight * share * rate_factor))
             for signature, function, weight in self._buckets(upload.package, upload.binaries[0])
         ]
-        if active and regression.kind in ("new_bucket", "false_alarm"):
+        if regression and regression.kind in ("new_bucket", "false_alarm"):
             signature, function = self.regression_bucket(upload)
             counts.append(
                 (signature, function, poisson(rng, regression.factor * max(share, 0.01)))

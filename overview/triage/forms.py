@@ -73,7 +73,7 @@ class _ScopeMixin(forms.Form):
         return reason
 
     def clean(self) -> dict:
-        data = super().clean()
+        data = super().clean() or {}
         version = (data.get("version") or "").strip()
         if data.get("all_versions"):
             if version:
@@ -94,9 +94,11 @@ class BucketOverrideForm(_ScopeMixin):
 
     def __init__(self, *args, bucket: ErrorBucket, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["source_package"].queryset = packages_of_bucket(bucket)
+        field = self.fields["source_package"]
+        assert isinstance(field, forms.ModelChoiceField)
+        field.queryset = packages_of_bucket(bucket)
         if bucket.source_package_id:
-            self.fields["source_package"].initial = bucket.source_package_id
+            field.initial = bucket.source_package_id
 
 
 class RateOverrideForm(_ScopeMixin):

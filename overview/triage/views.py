@@ -27,7 +27,7 @@ from overview.triage.forms import (
     RateOverrideForm,
     RevokeForm,
 )
-from packages.permissions import can_override_problems, can_read_crash_reports
+from packages.permissions import acting_user, can_override_problems, can_read_crash_reports
 
 REPORTS_PER_PAGE = 50
 OVERRIDES_PER_PAGE = 100
@@ -114,7 +114,7 @@ def bucket_override(request: HttpRequest, pk: int) -> HttpResponse:
             version=data["version"],
             kind=ProblemKind.NEW_BUCKET,
             bucket=bucket,
-            actor=request.user,
+            actor=acting_user(request),
             reason=data["reason"],
         )
     except ValidationError as error:
@@ -161,7 +161,7 @@ def rate_override(request: HttpRequest) -> HttpResponse:
             version=data["version"],
             kind=ProblemKind.INCREASED_RATE,
             bucket=None,
-            actor=request.user,
+            actor=acting_user(request),
             reason=data["reason"],
         )
     except ValidationError as error:
@@ -178,7 +178,7 @@ def revoke(request: HttpRequest, pk: int) -> HttpResponse:
     form = RevokeForm(request.POST)
     if form.is_valid():
         was_live = override.is_live
-        override_revoke(override=override, actor=request.user, reason=form.cleaned_data["reason"])
+        override_revoke(override=override, actor=acting_user(request), reason=form.cleaned_data["reason"])
         if was_live:
             messages.success(request, f"Revoked the override of {override}.")
         else:

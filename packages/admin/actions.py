@@ -21,7 +21,7 @@ from django.template.response import TemplateResponse
 from packages import services
 from packages.admin.forms import ReasonForm
 from packages.models import Release
-from packages.permissions import can_change_phasing
+from packages.permissions import acting_user, can_change_phasing
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -138,8 +138,9 @@ def release_action(
     *,
     operation: str,
     action: str,
-    **page: object,
-):
+    targets: Iterable[object] | None = None,
+    targets_label: str = "Selected",
+) -> HttpResponse | None:
     """Freeze or unfreeze releases from either admin, after asking for a reason."""
     op = RELEASE_OPERATIONS[operation]
 
@@ -148,7 +149,7 @@ def release_action(
         done, failed = [], []
         for release in releases:
             try:
-                op.service(release=release, actor=request.user, reason=reason)
+                op.service(release=release, actor=acting_user(request), reason=reason)
             except ValidationError as error:
                 failed.append((release, error))
                 continue
@@ -166,5 +167,6 @@ def release_action(
         form_class=ReasonForm,
         perform=perform,
         submit_label=op.submit_label,
-        **page,
+        targets=targets,
+        targets_label=targets_label,
     )

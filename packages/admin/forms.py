@@ -101,7 +101,7 @@ class PolicyAdminForm(forms.ModelForm):
         fields = ("release", "source_package", *services.POLICY_FIELDS)
 
     def clean(self) -> dict:
-        data = super().clean()
+        data = super().clean() or {}
         try:
             policy_rules.Rules(
                 start=data.get("start_percentage", 10),

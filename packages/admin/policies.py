@@ -9,6 +9,7 @@ from django.http import HttpRequest
 from packages import services
 from packages.admin.forms import PolicyAdminForm
 from packages.models import Policy
+from packages.permissions import acting_user
 
 
 @admin.register(Policy)
@@ -45,7 +46,7 @@ class PolicyAdmin(admin.ModelAdmin):
         policy = services.policy_set(
             scope_release=obj.release,
             scope_package=obj.source_package,
-            actor=request.user,
+            actor=acting_user(request),
             reason=form.cleaned_data["reason"],
             **{name: getattr(obj, name) for name in services.POLICY_FIELDS},
         )

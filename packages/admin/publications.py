@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
+from typing import TYPE_CHECKING, TypedDict
 
 from django import forms
 from django.contrib import admin
@@ -12,6 +14,9 @@ from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
 from django.utils.html import format_html
 
+if TYPE_CHECKING:
+    from django_stubs_ext import WithAnnotations
+
 from packages import services
 from packages.admin.actions import (
     PhasingPermissionMixin,
@@ -20,7 +25,18 @@ from packages.admin.actions import (
     report_outcome,
 )
 from packages.admin.forms import PercentageForm, PolicyChangeForm, ReasonForm
-from packages.models import PhasingEvent, Publication, Release
+from packages.models import PhasingEvent, Publication, Release, SourcePackage
+from packages.permissions import acting_user
+
+
+class _ChangelistColumns(TypedDict):
+    last_change_at: datetime | None
+
+
+if TYPE_CHECKING:
+    PublicationRow = WithAnnotations[Publication, _ChangelistColumns]
+else:
+    PublicationRow = Publication
 
 
 def _releases_of(queryset: QuerySet[Publication]) -> list[Release]:
@@ -121,7 +137,7 @@ class PublicationAdmin(PhasingPermissionMixin, admin.ModelAdmin):
         return f"{obj.phased_update_percentage}%"
 
     @admin.display(description="last change", ordering="last_change_at")
-    def last_change(self, obj: Publication):
+    def last_change(self, obj: PublicationRow) -> datetime | None:
         return obj.last_change_at or obj.state_changed_at
 
     @admin.display(description="public page")
@@ -181,7 +197,7 @@ class PublicationAdmin(PhasingPermissionMixin, admin.ModelAdmin):
             explanation="A paused update keeps its percentage and does not advance until a person resumes it.",
             verb="Paused",
             call=lambda p, form: services.publication_pause(
-                publication=p, actor=request.user, reason=form.cleaned_data["reason"]
+                publication=p, actor=acting_user(request), reason=form.cleaned_data["reason"]
             ),
         )
 
@@ -198,7 +214,7 @@ class PublicationAdmin(PhasingPermissionMixin, admin.ModelAdmin):
             "and its signer and uploader are emailed again.",
             verb="Resumed",
             call=lambda p, form: services.publication_resume(
-                publication=p, actor=request.user, reason=form.cleaned_data["reason"]
+                publication=p, actor=acting_user(request), reason=form.cleaned_data["reason"]
             ),
         )
 
@@ -216,7 +232,7 @@ class PublicationAdmin(PhasingPermissionMixin, admin.ModelAdmin):
             "regression from the archive too.",
             verb="Halted at 0%",
             call=lambda p, form: services.publication_halt(
-                publication=p, actor=request.user, reason=form.cleaned_data["reason"]
+                publication=p, actor=acting_user(request), reason=form.cleaned_data["reason"]
             ),
         )
 
@@ -236,7 +252,7 @@ class PublicationAdmin(PhasingPermissionMixin, admin.ModelAdmin):
             call=lambda p, form: services.publication_set_percentage(
                 publication=p,
                 percentage=form.cleaned_data["percentage"],
-                actor=request.user,
+                actor=acting_user(request),
                 reason=form.cleaned_data["reason"],
             ),
         )
@@ -254,7 +270,7 @@ class PublicationAdmin(PhasingPermissionMixin, admin.ModelAdmin):
             explanation="Straight to 100% for every machine, for an urgent fix.",
             verb="Released to everyone",
             call=lambda p, form: services.publication_release(
-                publication=p, actor=request.user, reason=form.cleaned_data["reason"]
+                publication=p, actor=acting_user(request), reason=form.cleaned_data["reason"]
             ),
         )
 
@@ -300,17 +316,18 @@ class PublicationAdmin(PhasingPermissionMixin, admin.ModelAdmin):
         releases = sorted({p.release for p in publications}, key=lambda r: r.version, reverse=True)
 
         def perform(form: forms.Form) -> None:
-            scope = form.cleaned_data["scope"]
-            targets = packages if scope == "package" else releases
-            done, failed = [], []
+            assert isinstance(form, PolicyChangeForm)
+            targets: list[SourcePackage] | list[Release] = (
+                packages if form.cleaned_data["scope"] == "package" else releases
+            )
+            done: list[object] = []
+            failed: list[tuple[object, ValidationError]] = []
             for target in targets:
-                scope_kwargs = (
-                    {"scope_package": target} if scope == "package" else {"scope_release": target}
-                )
                 try:
                     policy = services.policy_set(
-                        **scope_kwargs,
-                        actor=request.user,
+                        scope_package=target if isinstance(target, SourcePackage) else None,
+                        scope_release=target if isinstance(target, Release) else None,
+                        actor=acting_user(request),
                         reason=form.cleaned_data["reason"],
                         **form.policy_fields(),
                     )

@@ -7,6 +7,7 @@ Only the event writer (packages.services.phasing) saves percentages and states h
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from django.db import connection, models
 
@@ -56,8 +57,10 @@ def publications_save(publications: Sequence[Publication], fields: Sequence[str]
         Publication.objects.bulk_update(publications, fields, batch_size=500)
         return
     meta = Publication._meta
-    columns = [meta.get_field(name) for name in fields]
-    pk = meta.pk
+    # Concrete columns of this model: Any, since django-stubs types get_field() as any
+    # field, relation or not, and rel_db_type is missing from its Field.
+    columns: list[Any] = [meta.get_field(name) for name in fields]
+    pk: Any = meta.pk
     types = [pk.rel_db_type(connection)] + [
         (c.rel_db_type(connection) if c.is_relation else c.db_type(connection)) or "text"
         for c in columns

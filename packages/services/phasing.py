@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import QuerySet
@@ -134,7 +134,7 @@ class Change:
         return cls(kind, reason=reason)
 
 
-def _actor_name(actor: AbstractBaseUser | None, actor_name: str | None) -> str:
+def _actor_name(actor: User | None, actor_name: str | None) -> str:
     if actor_name:
         return actor_name
     return actor.get_username() if actor is not None else CONTROLLER
@@ -145,7 +145,7 @@ def _apply(
     change: Change,
     *,
     now: datetime,
-    actor: AbstractBaseUser | None,
+    actor: User | None,
     actor_name: str | None,
 ) -> PhasingEvent:
     """Change the publication in memory and return its (unsaved) event."""
@@ -219,7 +219,7 @@ def publication_transition(
     *,
     publication: Publication,
     change: Change | Callable[[Publication], Change],
-    actor: AbstractBaseUser | None = None,
+    actor: User | None = None,
     actor_name: str | None = None,
     now: datetime | None = None,
 ) -> PhasingEvent:
@@ -246,7 +246,7 @@ def publications_apply(
     changes: Sequence[tuple[Publication, Change]],
     *,
     now: datetime,
-    actor: AbstractBaseUser | None = None,
+    actor: User | None = None,
     actor_name: str | None = None,
 ) -> list[PhasingEvent]:
     """Apply many changes to rows the caller has locked, in a fixed number of queries.
@@ -312,7 +312,7 @@ def publications_note(
     *,
     kind: str,
     reason: str,
-    actor: AbstractBaseUser,
+    actor: User,
     now: datetime,
 ) -> list[PhasingEvent]:
     """Record a decision on every active update it touches, in a fixed number of queries."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from django.contrib.admin.models import ADDITION, CHANGE, LogEntry
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
@@ -30,7 +30,7 @@ def policy_set(
     *,
     scope_release: Release | None = None,
     scope_package: SourcePackage | None = None,
-    actor: AbstractBaseUser,
+    actor: User,
     reason: str,
     now: datetime | None = None,
     **fields: object,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
@@ -14,7 +14,7 @@ from packages.services.rollouts import reason_required
 
 
 def _release_set_frozen(
-    *, release: Release, frozen: bool, actor: AbstractBaseUser, reason: str, now: datetime | None
+    *, release: Release, frozen: bool, actor: User, reason: str, now: datetime | None
 ) -> Release:
     reason = reason_required(reason)
     now = now or timezone.now()
@@ -36,13 +36,13 @@ def _release_set_frozen(
 
 
 def release_freeze(
-    *, release: Release, actor: AbstractBaseUser, reason: str, now: datetime | None = None
+    *, release: Release, actor: User, reason: str, now: datetime | None = None
 ) -> Release:
     """Emergency stop: no update of the release advances until it is unfrozen."""
     return _release_set_frozen(release=release, frozen=True, actor=actor, reason=reason, now=now)
 
 
 def release_unfreeze(
-    *, release: Release, actor: AbstractBaseUser, reason: str, now: datetime | None = None
+    *, release: Release, actor: User, reason: str, now: datetime | None = None
 ) -> Release:
     return _release_set_frozen(release=release, frozen=False, actor=actor, reason=reason, now=now)

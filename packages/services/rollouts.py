@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 
 from packages import policy
@@ -28,7 +28,7 @@ def publication_halt(
     *,
     publication: Publication,
     reason: str,
-    actor: AbstractBaseUser,
+    actor: User,
     now: datetime | None = None,
 ) -> PhasingEvent:
     """A person pulls the update to 0%; only a person resumes it."""
@@ -41,7 +41,7 @@ def publication_halt(
 
 
 def publication_pause(
-    *, publication: Publication, actor: AbstractBaseUser, reason: str, now: datetime | None = None
+    *, publication: Publication, actor: User, reason: str, now: datetime | None = None
 ) -> PhasingEvent:
     return publication_transition(
         publication=publication,
@@ -54,7 +54,7 @@ def publication_pause(
 def publication_resume(
     *,
     publication: Publication,
-    actor: AbstractBaseUser,
+    actor: User,
     reason: str,
     now: datetime | None = None,
 ) -> PhasingEvent:
@@ -76,7 +76,7 @@ def publication_set_percentage(
     *,
     publication: Publication,
     percentage: int,
-    actor: AbstractBaseUser,
+    actor: User,
     reason: str,
     now: datetime | None = None,
 ) -> PhasingEvent:
@@ -95,7 +95,7 @@ def publication_set_percentage(
 
 
 def publication_release(
-    *, publication: Publication, actor: AbstractBaseUser, reason: str, now: datetime | None = None
+    *, publication: Publication, actor: User, reason: str, now: datetime | None = None
 ) -> PhasingEvent:
     """Straight to 100% for everyone, for an urgent fix."""
     return publication_transition(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -43,7 +43,7 @@ class SyncSummary:
     unchanged: int = 0
     errors: list[str] = field(default_factory=list)
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, int]:
         return {
             "new": self.new,
             "changed": self.changed,
@@ -87,10 +87,10 @@ def _record_problem(record: PublicationRecord) -> str:
 
 def _people(records: list[PublicationRecord]) -> dict[str, Person]:
     wanted: dict[str, PersonRecord] = {}
-    for record in records:
-        for person in (record.signer, record.uploader, record.sponsor):
-            if person is not None and person.account_name:
-                wanted.setdefault(person.account_name, person)
+    for publication in records:
+        for who in (publication.signer, publication.uploader, publication.sponsor):
+            if who is not None and who.account_name:
+                wanted.setdefault(who.account_name, who)
     Person.objects.bulk_create(
         [
             Person(account_name=p.account_name, name=p.name or p.account_name, email=p.email)
@@ -263,10 +263,16 @@ def _sync_release(
         Publication.objects.bulk_update(
             changed, ("source_percentage", "previous_version", "synced_at"), batch_size=500
         )
-        summary.superseded += _supersede(release, existing.values(), records, packages, now=now)
+        summary.superseded += _supersede(existing.values(), records, packages, now=now)
 
 
-def _supersede(release, publications, records, packages, *, now: datetime) -> int:
+def _supersede(
+    publications: Iterable[Publication],
+    records: Sequence[PublicationRecord],
+    packages: Mapping[str, int],
+    *,
+    now: datetime,
+) -> int:
     """The newest publication of a source in a pocket supersedes the older ones."""
     superseded_by_source = {
         (r.pocket, packages[r.source_package], r.version)

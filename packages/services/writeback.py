@@ -79,7 +79,7 @@ def percentages_write_back(
     )
     for publication in publications:
         status, detail, written = _write(source, publication)
-        counts[status] += 1
+        counts[WriteBack(status)] += 1
         with transaction.atomic():
             PhasingEvent.objects.filter(
                 publication_id=publication.pk, pk__in=event_ids, write_back=WriteBack.PENDING
@@ -92,7 +92,8 @@ def percentages_write_back(
 
 
 def _write(source: PublicationSource, publication: Publication) -> tuple[str, str, int]:
-    written = None
+    written: int | None = None
+    current = publication.phased_update_percentage
     for _ in range(_ROUNDS):
         current = Publication.objects.values_list("phased_update_percentage", flat=True).get(
             pk=publication.pk
@@ -114,7 +115,7 @@ def _write(source: PublicationSource, publication: Publication) -> tuple[str, st
         if result.status != WriteBack.APPLIED:
             return result.status, result.detail, current
         written = current
-    return WriteBack.APPLIED, "", written
+    return WriteBack.APPLIED, "", current
 
 
 def percentages_reconcile(

@@ -90,14 +90,13 @@ class AptArchiveSource(AptArchiveReader):
         if self.suites:
             records = []
             for codename, suite_name in self.suites.items():
-                suite = self._load_suite(suite_name)
-                records.append(self._suite_release_record(suite, codename))
+                records.append(self._suite_release_record(self._load_suite(suite_name), codename))
             return records
         records = []
         for suite_name in self._update_suites():
-            suite = self._load_suite(suite_name, required=False)
-            if suite is not None:
-                records.append(self._suite_release_record(suite, None))
+            found = self._load_suite(suite_name, required=False)
+            if found is not None:
+                records.append(self._suite_release_record(found, None))
         return records
 
     def _previous_versions(self, codename: str) -> dict[str, list[Version]]:
@@ -107,7 +106,8 @@ class AptArchiveSource(AptArchiveReader):
             return versions
         for _, paragraph in self._paragraphs(suite):
             try:
-                versions.setdefault(paragraph.source, []).append(paragraph.source_version)
+                source = paragraph.source or paragraph["Package"]
+                versions.setdefault(source, []).append(paragraph.source_version)
             except ValueError:
                 log.warning("apt archive: unreadable version in %s: %r", codename, paragraph)
         return versions
@@ -131,7 +131,7 @@ class AptArchiveSource(AptArchiveReader):
         groups: dict[tuple[str, str], dict] = {}
         for component, paragraph in self._paragraphs(suite):
             try:
-                key = (paragraph.source, str(paragraph.source_version))
+                key = (paragraph.source or paragraph["Package"], str(paragraph.source_version))
             except ValueError:
                 log.warning(
                     "apt archive: %s has an unreadable version for %s; skipped",
@@ -208,6 +208,7 @@ class AptArchiveSource(AptArchiveReader):
         except ValueError:
             return WriteResult("failed", f"{version!r} is not a Debian version")
         suite_name = self._suite_name(release)
+        assert self._root is not None  # can_write: a local archive
         suite_dir = self._root / "dists" / suite_name
         if not (suite_dir / "Release").is_file():
             return WriteResult("failed", f"{suite_dir}/Release does not exist")

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from pathlib import Path
+from typing import Literal, overload
 
 import requests
 from debian import deb822
@@ -131,6 +132,12 @@ class AptArchiveReader:
     def can_write(self) -> bool:
         return not self._is_http
 
+    @overload
+    def _read(self, relative: str, *, required: Literal[True] = True) -> bytes: ...
+
+    @overload
+    def _read(self, relative: str, *, required: bool) -> bytes | None: ...
+
     def _read(self, relative: str, *, required: bool = True) -> bytes | None:
         """A file under the archive root; None when absent and not ``required``."""
         if self._root is not None:
@@ -158,6 +165,12 @@ class AptArchiveReader:
 
     def _suite_name(self, codename: str) -> str:
         return self.suites.get(codename, f"{codename}-updates")
+
+    @overload
+    def _load_suite(self, suite: str, *, required: Literal[True] = True) -> Suite: ...
+
+    @overload
+    def _load_suite(self, suite: str, *, required: bool) -> Suite | None: ...
 
     def _load_suite(self, suite: str, *, required: bool = True) -> Suite | None:
         data = self._read(f"dists/{suite}/Release", required=required)

@@ -89,10 +89,6 @@ class LaunchpadSource(LaunchpadClient):
 
     # -- the PublicationSource interface ------------------------------------------------
 
-    @property
-    def can_write(self) -> bool:
-        return bool(self.consumer_key and self.token and self.token_secret)
-
     def releases(self) -> list[ReleaseRecord]:
         records = []
         for entry in self._collection(self._url(f"{self.distribution}/series")):
@@ -221,6 +217,8 @@ class LaunchpadSource(LaunchpadClient):
                 entry,
             )
             return None
+        assert isinstance(name, str) and isinstance(version, str) and isinstance(self_link, str)
+        assert isinstance(component, str) and published is not None  # checked just above
         if entry.get("pocket") not in (None, POCKETS["updates"]):
             log.warning("Launchpad: skipping %s %s, not in Updates", name, version)
             return None

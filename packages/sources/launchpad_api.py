@@ -80,11 +80,6 @@ def _percentage(entry: Mapping[str, Any]) -> int:
 LAUNCHPAD_REALM = "https://api.launchpad.net/"
 
 
-def _oauth_escape(value: str) -> str:
-    # RFC 5849 3.6: everything but the unreserved characters is percent-encoded.
-    return quote(value, safe="-._~")
-
-
 class LaunchpadClient:
     """The transport of a Launchpad source: where the API is, who we are, how to ask."""
 
@@ -136,6 +131,10 @@ class LaunchpadClient:
         if (parts.scheme, parts.netloc) != self._origin:
             raise MalformedResponse(f"Launchpad linked outside its API: {absolute}", url=absolute)
         return absolute
+
+    @property
+    def can_write(self) -> bool:
+        return bool(self.consumer_key and self.token and self.token_secret)
 
     def _signer(self) -> Callable[[], dict[str, str]] | None:
         return self._authorization if self.can_write else None

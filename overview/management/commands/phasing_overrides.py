@@ -101,7 +101,7 @@ def export_lines() -> list[str]:
     for override in Override.objects.filter(revoked_at__isnull=True).select_related(
         "source_package", "bucket"
     ):
-        if override.kind == ProblemKind.INCREASED_RATE:
+        if override.bucket is None:  # the rate: no bucket
             thing = Override.INCREASED_RATE
         else:
             thing = override.bucket.web_link or f"{site}{override.bucket.get_absolute_url()}"

@@ -171,7 +171,7 @@ class Command(BaseCommand):
             innocent = {feed.regression_bucket(upload)[0]} if truth == "false_alarm" else set()
             problems = list(publication.problems.filter(active=True).select_related("bucket"))
             if any(
-                p.kind == ProblemKind.NEW_BUCKET and p.bucket.signature not in innocent
+                p.bucket is not None and p.bucket.signature not in innocent
                 for p in problems
             ):
                 continue
