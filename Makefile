@@ -38,8 +38,12 @@ run: install
 browser-deps:
 	@scripts/browser-deps
 
+# The whole suite on the configured database and broker (PostgreSQL and Redis in CI), then
+# the tests marked `embedded` again on the embedded default: SQLite, an in-memory broker.
+TEST_WORKERS ?= 2
 test: install-dev browser-deps
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(TEST_WORKERS)
+	env -u DATABASE_URL -u REDIS_URL -u CELERY_BROKER_URL $(PY) -m pytest -m embedded -p no:cacheprovider
 
 # Style, the layering contracts (packages never imports overview, ...), types, migrations.
 lint: install-dev

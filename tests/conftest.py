@@ -3,11 +3,27 @@
 from __future__ import annotations
 
 import pytest
+import time_machine
 from django.contrib.auth.models import Group, Permission
 from django.test import Client
 
 from packages.roles import ARCHIVE_ADMINS, GROUP_PERMISSIONS, TRIAGERS
-from tests.factories import UserFactory
+from tests.factories import NOW, PublicationFactory, SourcePackageFactory, UserFactory
+from tests.fake_http import FakeHTTPServer, SleepRecorder
+from tests.overview.controller_fakes import ScriptedCrashes
+
+
+@pytest.fixture
+def http_server():
+    """A local HTTP server that answers as the test scripts it (Launchpad, the tracker...)."""
+    with FakeHTTPServer() as server:
+        yield server
+
+
+@pytest.fixture
+def sleeps() -> SleepRecorder:
+    """Backoff waits recorded instead of slept."""
+    return SleepRecorder()
 
 
 @pytest.fixture
@@ -75,3 +91,24 @@ def archive_admin(archive_admin_user) -> Client:
 @pytest.fixture
 def admin_client_superuser(superuser) -> Client:
     return _client_for(superuser)
+
+
+@pytest.fixture
+def publication(db):
+    """One update in phasing: tool 1.2-1ubuntu0.1 at 10%."""
+    return PublicationFactory(
+        source_package=SourcePackageFactory(name="tool"), version="1.2-1ubuntu0.1"
+    )
+
+
+@pytest.fixture
+def frozen_now():
+    """The clock stopped at factories.NOW, so relative times on pages read the same."""
+    with time_machine.travel(NOW, tick=False):
+        yield NOW
+
+
+@pytest.fixture
+def crashes() -> ScriptedCrashes:
+    """A crash source whose answers the test sets per package, for the controller's tick."""
+    return ScriptedCrashes()

@@ -24,7 +24,8 @@ from overview.models import (
 from overview.services.ingest_copy import ingest_batch_copy
 from overview.sources.base import CrashReportRecord
 from packages.models import Release, SourcePackage
-from packages.services.bulk import ids_for_names, uses_postgresql
+from packages.services import bulk
+from packages.services.bulk import ids_for_names
 
 log = logging.getLogger(__name__)
 
@@ -104,7 +105,7 @@ def crash_reports_ingest(
 def _ingest_batch(records: Sequence[CrashReportRecord], releases: dict[str, int]) -> int:
     if not records:
         return 0
-    if uses_postgresql():
+    if bulk.uses_postgresql():
         fresh = list({r.external_id: r for r in records}.values())
         with transaction.atomic():
             packages = ids_for_names(SourcePackage, "name", {r.source_package for r in fresh})

@@ -26,7 +26,7 @@ import pytest
 
 from overview.sources.base import CrashAnswer, CrashQuery, CrashSource, ProblemRecord
 from overview.sources.errortracker import ErrorTrackerSource, release_names_from_versions
-from tests.overview.sources.fake_http import FakeHTTPServer, Reply, SleepRecorder
+from tests.fake_http import FakeHTTPServer, Reply
 
 NOW = datetime(2025, 6, 3, 14, 30, tzinfo=UTC)
 NEW_BUCKETS = "/api/1.0/package-version-new-buckets/"
@@ -47,17 +47,6 @@ OTHER = CrashQuery(
 )
 SIGNATURE = "/usr/bin/hello:11:greet:main:__libc_start_main"
 PYTHON_SIGNATURE = "/usr/bin/hello-py:ValueError:greet.py@12:main"
-
-
-@pytest.fixture
-def http_server():
-    with FakeHTTPServer() as server:
-        yield server
-
-
-@pytest.fixture
-def sleeps():
-    return SleepRecorder()
 
 
 def tastypie_list(objects, *, next_path=None, limit=7, offset=0, total=None):

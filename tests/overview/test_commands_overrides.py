@@ -1,125 +1,19 @@
-"""Overriding problems and revoking overrides, through the service and the overrides file."""
+"""phasing_overrides import and export, in Ubuntu's phased-updates-overrides.txt format."""
 
 from __future__ import annotations
 
 import io
-from datetime import timedelta
 
 import pytest
-from django.core.exceptions import ValidationError
 from django.core.management import CommandError, call_command
 
 from overview.models import ErrorBucket, Override, ProblemKind
-from overview.services.overrides import override_create, override_revoke
+from overview.services.overrides import override_revoke
 from packages.models import SourcePackage
-from tests.factories import NOW, ErrorBucketFactory, SourcePackageFactory, UserFactory
+from tests.factories import ErrorBucketFactory, SourcePackageFactory, UserFactory
+from tests.overview.services.overrides_fakes import create_override
 
 pytestmark = pytest.mark.django_db
-
-
-def _create(**kwargs):
-    defaults = {
-        "source_package": kwargs.pop("source_package", None) or SourcePackageFactory(name="tool"),
-        "version": "1.0-1ubuntu0.2",
-        "kind": ProblemKind.NEW_BUCKET,
-        "actor": kwargs.pop("actor", None) or UserFactory(username="tessa"),
-        "reason": "crash predates the update",
-        "now": NOW,
-    }
-    defaults.update(kwargs)
-    if "bucket" not in defaults:
-        defaults["bucket"] = ErrorBucketFactory()
-    return override_create(**defaults)
-
-
-def test_an_override_records_who_when_and_why():
-    override = _create()
-
-    override.refresh_from_db()
-    assert override.is_live
-    assert override.created_by.username == "tessa"
-    assert override.created_by_name == "tessa"
-    assert override.created_at == NOW
-    assert override.reason == "crash predates the update"
-
-
-def test_overriding_the_same_problem_twice_keeps_the_first_override():
-    bucket = ErrorBucketFactory()
-    first = _create(bucket=bucket)
-    second = _create(bucket=bucket, reason="said again", now=NOW + timedelta(hours=1))
-
-    assert second.pk == first.pk
-    assert second.reason == "crash predates the update"
-    assert Override.objects.count() == 1
-
-
-def test_an_override_needs_a_reason():
-    with pytest.raises(ValidationError):
-        _create(reason="   ")
-    assert not Override.objects.exists()
-
-
-def test_a_bucket_override_needs_its_bucket():
-    with pytest.raises(ValidationError):
-        _create(bucket=None)
-
-
-def test_an_increased_rate_override_names_no_bucket():
-    override = _create(kind=ProblemKind.INCREASED_RATE, bucket=ErrorBucketFactory(), version="")
-
-    assert override.bucket is None
-    assert override.version == ""
-    assert str(override) == "tool all versions: increased-rate"
-
-
-def test_a_star_version_means_every_version():
-    assert _create(version="*").version == ""
-
-
-def test_revoking_keeps_the_row_and_says_who_and_why():
-    override = _create()
-    revoker = UserFactory(username="rita")
-
-    override_revoke(override=override, actor=revoker, reason="it was the update after all", now=NOW)
-
-    override.refresh_from_db()
-    assert not override.is_live
-    assert override.revoked_by == revoker
-    assert override.revoke_reason == "it was the update after all"
-
-
-def test_revoking_twice_changes_nothing_the_second_time():
-    override = _create()
-    override_revoke(override=override, actor=UserFactory(username="a"), reason="first", now=NOW)
-    override_revoke(
-        override=override, actor=UserFactory(username="b"), reason="second", now=NOW + timedelta(1)
-    )
-
-    override.refresh_from_db()
-    assert override.revoke_reason == "first"
-    assert override.revoked_at == NOW
-
-
-def test_revoking_needs_a_reason():
-    override = _create()
-    with pytest.raises(ValidationError):
-        override_revoke(override=override, actor=UserFactory(), reason="")
-    override.refresh_from_db()
-    assert override.is_live
-
-
-def test_after_a_revoke_the_problem_can_be_overridden_again():
-    bucket = ErrorBucketFactory()
-    first = _create(bucket=bucket)
-    override_revoke(override=first, actor=UserFactory(), reason="wrong", now=NOW)
-
-    second = _create(bucket=bucket, reason="right this time")
-
-    assert second.pk != first.pk
-    assert Override.objects.filter(revoked_at__isnull=True).get() == second
-
-
-# --- phasing_overrides import / export ---------------------------------------------------
 
 
 def _import(tmp_path, text: str, *args: str) -> tuple[str, str]:
@@ -208,10 +102,10 @@ def test_export_writes_live_overrides_in_ubuntu_format(settings):
     linked = ErrorBucketFactory(web_link="https://errors.ubuntu.com/problem/abc")
     local = ErrorBucketFactory()
     tool = SourcePackageFactory(name="tool")
-    _create(source_package=tool, version="1.0", bucket=linked)
-    _create(source_package=tool, version="", bucket=local)
-    _create(source_package=tool, version="1.0", kind=ProblemKind.INCREASED_RATE, bucket=None)
-    revoked = _create(source_package=SourcePackageFactory(name="gone"), version="9")
+    create_override(source_package=tool, version="1.0", bucket=linked)
+    create_override(source_package=tool, version="", bucket=local)
+    create_override(source_package=tool, version="1.0", kind=ProblemKind.INCREASED_RATE, bucket=None)
+    revoked = create_override(source_package=SourcePackageFactory(name="gone"), version="9")
     override_revoke(override=revoked, actor=UserFactory(), reason="no")
 
     out = io.StringIO()
@@ -226,8 +120,8 @@ def test_export_writes_live_overrides_in_ubuntu_format(settings):
 
 def test_an_exported_file_imports_back_to_the_same_overrides(tmp_path):
     linked = ErrorBucketFactory(web_link="https://errors.ubuntu.com/problem/abc")
-    _create(version="1.0", bucket=linked)
-    _create(version="", kind=ProblemKind.INCREASED_RATE, bucket=None)
+    create_override(version="1.0", bucket=linked)
+    create_override(version="", kind=ProblemKind.INCREASED_RATE, bucket=None)
     path = tmp_path / "out.txt"
     call_command("phasing_overrides", "export", str(path), stderr=io.StringIO())
     Override.objects.all().delete()

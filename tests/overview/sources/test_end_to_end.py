@@ -21,7 +21,7 @@ from packages.sources.apt_writer import write_archive
 from packages.sources.base import PublicationRecord
 from packages.sources.launchpad import LaunchpadSource
 from tests.factories import PublicationFactory
-from tests.overview.sources.fake_http import FakeHTTPServer, Reply
+from tests.fake_http import FakeHTTPServer, Reply
 
 pytestmark = pytest.mark.django_db
 

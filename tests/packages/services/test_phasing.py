@@ -26,7 +26,7 @@ from packages.services import (
 from packages.services.phasing import publications_supersede
 from tests.factories import NOW, PublicationFactory, UserFactory
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.embedded]
 
 
 def advance(publication, percentage):

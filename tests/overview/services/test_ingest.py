@@ -1,0 +1,74 @@
+"""Crash reports into the database: stored once, counted as the error tracker counts."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from django.db import connection
+
+from overview.models import BucketVersionStat, CrashCounter, CrashReport
+from overview.services.ingest import crash_reports_ingest
+from overview.sources.base import CrashReportRecord
+from packages.services import bulk
+from packages.services.sync import publications_sync
+from tests.packages.services.sync_fakes import T0, ListSource, record
+
+pytestmark = [pytest.mark.django_db, pytest.mark.embedded]
+
+
+@pytest.fixture(autouse=True, params=["native", "portable"])
+def ingest_path(request, monkeypatch):
+    """Every test through PostgreSQL's COPY path and through the portable ORM path."""
+    if request.param == "portable":
+        monkeypatch.setattr(bulk, "uses_postgresql", lambda: False)
+    elif connection.vendor != "postgresql":
+        pytest.skip("the COPY path is PostgreSQL's")
+    return request.param
+
+
+def crash(n: int, **fields) -> CrashReportRecord:
+    defaults = {
+        "external_id": f"r{n}",
+        "signature": "/usr/bin/apport:11:crash",
+        "release": "noble",
+        "source_package": "apport",
+        "version": "2.0-1ubuntu0.1",
+        "architecture": "amd64",
+        "reported_at": T0,
+        "system_id": f"s{n % 3}",
+        "stack_trace": "#0 crash ()",
+    }
+    return CrashReportRecord(**{**defaults, **fields})
+
+
+def test_ingesting_the_same_reports_twice_stores_them_once_and_counts_them_once():
+    publications_sync(ListSource([record()]), now=T0)
+    reports = [crash(n) for n in range(7)]
+    first = crash_reports_ingest(reports)
+    second = crash_reports_ingest(reports)
+    assert (first.inserted, second.inserted, second.duplicates) == (7, 0, 7)
+    assert CrashReport.objects.count() == 7
+    assert CrashCounter.objects.get().count == 7
+    stat = BucketVersionStat.objects.get()
+    assert (stat.reports, stat.systems) == (7, 3)
+
+
+def test_reports_from_automated_testing_and_proposed_are_kept_but_not_counted():
+    publications_sync(ListSource([record()]), now=T0)
+    crash_reports_ingest([crash(1), crash(2, automated_testing=True), crash(3, from_proposed=True)])
+    assert CrashReport.objects.count() == 3
+    assert CrashCounter.objects.get().count == 1
+
+
+def test_malformed_reports_are_logged_and_skipped(caplog):
+    publications_sync(ListSource([record()]), now=T0)
+    summary = crash_reports_ingest(
+        [
+            crash(1),
+            crash(2, release="nowhere"),
+            replace(crash(3), reported_at=T0.replace(tzinfo=None)),
+        ]
+    )
+    assert (summary.inserted, summary.skipped) == (1, 2)
+    assert "unknown release 'nowhere'" in caplog.text

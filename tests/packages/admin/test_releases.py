@@ -1,0 +1,50 @@
+"""Freezing and unfreezing releases from the admin, with who and why."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.admin.models import LogEntry
+
+from tests.factories import (
+    ReleaseFactory,
+)
+from tests.packages.admin.admin_actions import apply_action
+
+pytestmark = pytest.mark.django_db
+
+
+def test_freezing_the_releases_of_a_selection_records_who_and_why(
+    archive_admin, archive_admin_user, publication
+):
+    apply_action(archive_admin, "freeze_release", [publication], reason="archive maintenance")
+
+    release = publication.release
+    release.refresh_from_db()
+    assert release.frozen
+    assert release.frozen_by == archive_admin_user
+    assert release.frozen_reason == "archive maintenance"
+    entry = LogEntry.objects.get(object_id=str(release.pk))
+    assert "archive maintenance" in entry.get_change_message()
+
+    apply_action(archive_admin, "unfreeze_release", [publication], reason="done")
+    release.refresh_from_db()
+    assert not release.frozen
+
+
+def test_freezing_from_the_release_list(archive_admin):
+    release = ReleaseFactory(codename="jammy", version="22.04")
+
+    apply_action(
+        archive_admin,
+        "freeze",
+        [release],
+        "admin:packages_release_changelist",
+        reason="mirror outage",
+    )
+
+    release.refresh_from_db()
+    assert release.frozen
+    assert release.frozen_reason == "mirror outage"
+    apply_action(archive_admin, "unfreeze", [release], "admin:packages_release_changelist", reason="back")
+    release.refresh_from_db()
+    assert not release.frozen

@@ -1,0 +1,46 @@
+"""policy_set: one policy per scope, changed in place, with its reason logged."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.admin.models import LogEntry
+
+from packages.models import Policy
+from tests.factories import (
+    ReleaseFactory,
+    SourcePackageFactory,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+def test_policy_set_refuses_a_policy_for_both_a_release_and_a_package(superuser):
+    from django.core.exceptions import ValidationError
+
+    from packages.services import policy_set
+
+    with pytest.raises(ValidationError):
+        policy_set(
+            scope_release=ReleaseFactory(),
+            scope_package=SourcePackageFactory(),
+            actor=superuser,
+            reason="both",
+            step=5,
+        )
+    with pytest.raises(ValidationError):
+        policy_set(actor=superuser, reason="typo", stepp=5)
+    with pytest.raises(ValidationError):
+        policy_set(actor=superuser, reason="", step=5)
+    assert not Policy.objects.exists()
+
+
+def test_policy_set_without_a_scope_changes_the_global_policy_in_place(superuser):
+    from packages.services import policy_set
+
+    first = policy_set(actor=superuser, reason="start", step=10)
+    second = policy_set(actor=superuser, reason="slower", step=5)
+
+    assert first.pk == second.pk
+    assert Policy.objects.get().step == 5
+    assert Policy.objects.get().scope_label == "all updates"
+    assert LogEntry.objects.count() == 2

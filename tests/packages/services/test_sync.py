@@ -1,0 +1,109 @@
+"""Syncing publications and crash reports from a source into the database."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from packages.models import ArchiveStatus, EventKind, PhasingState, Pocket, Publication, SourceSync
+from packages.services.sync import publications_sync, publications_sync_since_last
+from tests.packages.services.sync_fakes import T0, ListSource, record
+
+pytestmark = [pytest.mark.django_db, pytest.mark.embedded]
+
+
+def test_a_new_update_starts_phasing_with_a_published_event():
+    summary = publications_sync(ListSource([record()]), now=T0)
+    publication = Publication.objects.get()
+    assert (summary.new, publication.state, publication.phased_update_percentage) == (
+        1,
+        PhasingState.PHASING,
+        10,
+    )
+    assert publication.events.get().kind == EventKind.PUBLISHED
+    assert SourceSync.objects.get(name="listed:publications").last_success_at == T0
+
+
+def test_syncing_again_creates_no_duplicates():
+    source = ListSource(
+        [record(), record("2.0-1ubuntu0.2", date_published=T0 + timedelta(hours=1))]
+    )
+    publications_sync(source, now=T0)
+    summary = publications_sync(source, now=T0 + timedelta(hours=2))
+    assert summary.new == 0
+    assert Publication.objects.count() == 2
+
+
+def test_a_newer_version_supersedes_the_older_one_with_a_final_event():
+    publications_sync(ListSource([record()]), now=T0)
+    newer = record("2.0-1ubuntu0.2", date_published=T0 + timedelta(days=1))
+    summary = publications_sync(ListSource([record(), newer]), now=T0 + timedelta(days=1))
+    old = Publication.objects.get(version="2.0-1ubuntu0.1")
+    assert summary.superseded == 1
+    assert (old.state, old.status, old.superseded_by.version) == (
+        PhasingState.SUPERSEDED,
+        ArchiveStatus.SUPERSEDED,
+        "2.0-1ubuntu0.2",
+    )
+    assert old.events.order_by("-id").first().kind == EventKind.SUPERSEDED
+
+
+def test_security_and_fully_phased_publications_are_not_phased():
+    publications_sync(
+        ListSource(
+            [
+                record(pocket=Pocket.SECURITY),
+                record("2.0-1ubuntu0.9", source_package="bash", phased_update_percentage=None),
+            ]
+        ),
+        now=T0,
+    )
+    assert set(Publication.objects.values_list("state", "phased_update_percentage")) == {
+        (PhasingState.COMPLETE, 100)
+    }
+
+
+def test_malformed_records_are_skipped_and_reported_not_stored():
+    source = ListSource(
+        [
+            record(),
+            record("2.0-1ubuntu0.3", phased_update_percentage=140),
+            record("", source_package="x"),
+        ]
+    )
+    summary = publications_sync(source, now=T0)
+    assert summary.new == 1
+    assert len(summary.errors) == 2
+    assert "percentage 140" in " ".join(summary.errors)
+
+
+def test_a_release_that_fails_to_answer_loses_nothing_already_known():
+    records = [record(), record(release="jammy", version="2.0-0ubuntu0.22.04.1")]
+    publications_sync(ListSource(records), now=T0)
+    summary = publications_sync(ListSource([], fail_release="jammy"), now=T0 + timedelta(hours=1))
+    assert summary.errors == ["jammy: 503 from the archive"]
+    assert Publication.objects.count() == 2
+    assert Publication.objects.filter(state=PhasingState.PHASING).count() == 2
+
+
+def test_a_source_percentage_that_changed_outside_phasing_is_recorded_not_adopted():
+    publications_sync(ListSource([record()]), now=T0)
+    publications_sync(ListSource([record(phased_update_percentage=0)]), now=T0 + timedelta(hours=1))
+    publication = Publication.objects.get()
+    assert (publication.phased_update_percentage, publication.source_percentage) == (10, 0)
+
+
+def test_the_periodic_sync_asks_only_for_what_changed_since_the_last_one():
+    asked = []
+
+    class Recording(ListSource):
+        def publications(self, *, release, since, now):
+            asked.append(since)
+            return super().publications(release=release, since=since, now=now)
+
+    source = Recording([record()])
+    publications_sync_since_last(source, now=T0)
+    publications_sync_since_last(source, now=T0 + timedelta(hours=1))
+    assert asked[:2] == [None, None]  # the first sync reads everything, both releases
+    assert asked[2:] == [T0 - timedelta(days=1)] * 2

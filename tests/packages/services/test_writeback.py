@@ -1,0 +1,53 @@
+"""Percentages reach the publication source: written back after commit, retried until taken."""
+
+from __future__ import annotations
+
+import pytest
+
+from packages.models import WriteBack
+from packages.services.writeback import percentages_write_back
+from packages.sources.simulator import Simulator
+from tests.factories import (
+    PublicationFactory,
+)
+from tests.overview.controller_fakes import HOURS, T0, tick
+
+pytestmark = [pytest.mark.django_db, pytest.mark.embedded]
+
+
+def test_write_back_gives_the_new_percentages_to_the_publication_source(crashes):
+    publication = PublicationFactory(last_increase_at=T0)
+    tick(crashes, T0 + 6 * HOURS)
+    event = publication.events.get()
+    simulator = Simulator(seed=1)
+    percentages_write_back(event_ids=[event.pk], source=simulator)
+    event.refresh_from_db()
+    publication.refresh_from_db()
+    assert simulator.writes == [
+        (publication.release.codename, publication.source_package.name, publication.version, 20)
+    ]
+    assert event.write_back == WriteBack.APPLIED
+    assert publication.source_percentage == 20
+    percentages_write_back(event_ids=[event.pk], source=simulator)
+    assert len(simulator.writes) == 1
+
+
+def test_a_failed_write_back_is_retried_until_the_source_takes_it(crashes):
+    from packages.services.writeback import percentages_reconcile
+
+    class Down:
+        name = "down"
+
+        def set_percentage(self, **kwargs):
+            raise ConnectionError("archive unreachable")
+
+    publication = PublicationFactory(last_increase_at=T0)
+    tick(crashes, T0 + 6 * HOURS)
+    event = publication.events.get()
+    percentages_write_back(event_ids=[event.pk], source=Down())
+    event.refresh_from_db()
+    assert event.write_back == WriteBack.FAILED and "archive unreachable" in event.write_back_detail
+    simulator = Simulator(seed=1)
+    percentages_reconcile(now=T0 + 7 * HOURS, source=simulator)
+    event.refresh_from_db()
+    assert event.write_back == WriteBack.APPLIED

@@ -1,0 +1,37 @@
+"""The simulated archive: deterministic, realistic enough, and safe to seed twice."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+
+from packages.sources.simulator import Simulator
+
+NOW = datetime(2026, 12, 3, 7, 0, tzinfo=UTC)
+
+
+def snapshot(simulator: Simulator):
+    return [
+        (p.release, p.source_package, p.version, p.date_published, p.status)
+        for r in simulator.releases()
+        for p in simulator.publications(release=r.codename, since=NOW - timedelta(days=20), now=NOW)
+    ]
+
+
+def test_the_same_seed_makes_the_same_archive_and_another_seed_another():
+    assert snapshot(Simulator(seed=7, packages=40)) == snapshot(Simulator(seed=7, packages=40))
+    assert snapshot(Simulator(seed=7, packages=40)) != snapshot(Simulator(seed=8, packages=40))
+
+
+def test_versions_look_like_stable_release_updates():
+    versions = [
+        v for *_, v, _, _ in [(*s[:2], s[2], s[3], s[4]) for s in snapshot(Simulator(packages=40))]
+    ]
+    assert versions
+    assert all(re.fullmatch(r"\d+\.\d+\.\d+-\d+ubuntu\d+\.\d+", v) for v in versions)
+
+
+def test_some_updates_carry_each_kind_of_regression():
+    simulator = Simulator(packages=300)
+    kinds = {u.regression.kind for u in simulator.uploads(until=NOW) if u.regression}
+    assert kinds == {"new_bucket", "increased_rate", "false_alarm"}
