@@ -20,7 +20,6 @@ import logging
 import secrets
 import time
 from collections.abc import Callable, Iterator, Mapping
-from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote, urljoin, urlsplit
 
@@ -31,53 +30,11 @@ from packages.sources.http import MalformedResponse, RetryingClient
 log = logging.getLogger(__name__)
 
 LAUNCHPAD_REALM = "https://api.launchpad.net/"
-REDACTED = "tag:launchpad.net:2008:redacted"
-
-# Our pocket names (packages.models) to Launchpad's PackagePublishingPocket titles.
-POCKETS = {
-    "release": "Release",
-    "security": "Security",
-    "updates": "Updates",
-    "proposed": "Proposed",
-    "backports": "Backports",
-}
-# SeriesStatus titles of released, still maintained series: the ones with an Updates pocket
-# worth phasing. "Active Development" and "Pre-release Freeze" are active but unreleased.
-STABLE_SERIES_STATUSES = frozenset({"Current Stable Release", "Supported"})
-# Where the version an update replaces lives, as phased-updater compares: not -proposed
-# (never reached users) nor -backports, and not deleted publications.
-PREVIOUS_VERSION_POCKETS = frozenset({"Release", "Security", "Updates"})
-PREVIOUS_VERSION_STATUSES = frozenset({"Published", "Superseded"})
-CURRENT_BINARY_STATUSES = frozenset({"Published", "Pending"})
 
 
 def _oauth_escape(value: str) -> str:
     # RFC 5849 3.6: everything but the unreserved characters is percent-encoded.
     return quote(value, safe="-._~")
-
-
-def _parse_datetime(value: Any) -> datetime | None:
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    # Launchpad keeps and returns UTC; a missing offset still means UTC.
-    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
-
-
-def _account_name(person_link: str) -> str:
-    last = urlsplit(person_link).path.rstrip("/").rsplit("/", 1)[-1]
-    return last[1:] if last.startswith("~") else ""
-
-
-def _percentage(entry: Mapping[str, Any]) -> int:
-    value = entry.get("phased_update_percentage")
-    return 100 if value is None else value
-
-
-LAUNCHPAD_REALM = "https://api.launchpad.net/"
 
 
 class LaunchpadClient:
