@@ -10,8 +10,14 @@ publication in phasing, paused or halted:
 4. Release frozen: hold.
 5. Policy: one step when the last increase is at least one interval old (one step per
    tick, so catching up after downtime never jumps), unless the policy wants more data
-   first or the quiet weekend forbids reaching 100%.
+   first, holds at a gate while the evidence is insufficient, or the quiet weekend
+   forbids reaching 100%.
 6. At 100%: complete.
+
+Problems come from the crash source (a bucket new in this version, by Ubuntu's rule) and
+from the policy's judge of the crash rate: Ubuntu's rules as the source applies them, or
+the sequential test over the crash data held locally (overview.judging), which also gives
+every update a verdict and its evidence (overview.verdicts), written each tick.
 
 Crash data is fetched before the transaction (it may be HTTP); the decisions are taken
 and written in one short transaction over rows locked with SELECT ... FOR UPDATE, so a
@@ -22,14 +28,17 @@ twice. The number of queries does not grow with the number of publications.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from enum import StrEnum
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from overview.models import Problem, ProblemKind
+from overview import judging, verdicts
+from overview.models import Problem, ProblemKind, Verdict
+from overview.services.assessments import assessments_record
 from overview.services.notifications import halt_notifications_create
 from overview.services.problems import problems_record
 from overview.sources import crash_source as configured_crash_source
@@ -86,12 +95,6 @@ def _query(publication: Publication) -> CrashQuery:
     )
 
 
-def describe_problem(problem: Problem) -> str:
-    if problem.kind == ProblemKind.INCREASED_RATE:
-        return f"increased crash rate ({problem.report_count} today, {problem.difference:+.1f} over the baseline)"
-    return f"new bucket {problem.bucket} ({problem.system_count} systems, {problem.report_count} reports)"
-
-
 def _fetch_answers(
     source: CrashSource, queries: list[CrashQuery], now: datetime
 ) -> dict[CrashQuery, CrashAnswer]:
@@ -118,10 +121,10 @@ def tick(
     candidates = list(
         Publication.objects.filter(state__in=ACTIVE_STATES, pocket=Pocket.UPDATES)
         .select_related("release", "source_package")
-        .defer("binaries")  # never read by a tick; the largest column
     )
     queries = {p.pk: _query(p) for p in candidates}
     answers = _fetch_answers(source, list(dict.fromkeys(queries.values())), now)
+    judgements = _judge(candidates, source, now)
 
     with transaction.atomic():
         locked = list(
@@ -131,39 +134,74 @@ def tick(
             .defer("binaries")  # never read by a tick; the largest column
             .order_by("pk")
         )
-        decisions = _decide_all(locked, queries, answers, now=now)
+        decisions = _decide_all(locked, queries, answers, judgements, now=now)
         if dry_run:
             transaction.set_rollback(True)
     return decisions
+
+
+def _judge(
+    candidates: list[Publication], source: CrashSource, now: datetime
+) -> dict[int, judging.Judgement]:
+    """The sequential test of each update, when the crash data are held here (the error
+    tracker keeps its reports to itself: then Ubuntu's rules, as the tracker applies
+    them, judge every update)."""
+    if not getattr(source, "keeps_reports", False):
+        return {}
+    try:
+        return judging.publications_judge(candidates, now=now)
+    except Exception:  # evidence that cannot be judged: Ubuntu's rules still stand
+        log.exception("the sequential test could not judge this tick")
+        return {}
+
+
+def _rate_answer(
+    answer: CrashAnswer, rules: policy_rules.Rules, judgement: judging.Judgement | None
+) -> CrashAnswer:
+    """The source's answer with the crash-rate problem of the judge the policy chose."""
+    if answer.error or rules.judge != policy_rules.SEQUENTIAL or judgement is None:
+        return answer
+    problems = [p for p in answer.problems if p.kind != ProblemKind.INCREASED_RATE]
+    found = verdicts.rate_problem(judgement, alpha=judging.test_settings().alpha)
+    if found is not None:
+        problems.append(found)
+    return replace(answer, problems=tuple(problems))
 
 
 def _decide_all(
     publications: list[Publication],
     queries: dict[int, CrashQuery],
     answers: dict[CrashQuery, CrashAnswer],
+    judgements: dict[int, judging.Judgement],
     *,
     now: datetime,
 ) -> list[Decision]:
     policies = policies_by_scope()
-    answered = {
-        p.pk: answers[queries[p.pk]].problems
+    rules_of = {p.pk: policy_rules.resolve_for(policies, p) for p in publications}
+    judged = {
+        p.pk: _rate_answer(answers[queries[p.pk]], rules_of[p.pk], judgements.get(p.pk))
         for p in publications
-        if p.pk in queries and not answers[queries[p.pk]].error
+        if p.pk in queries
     }
-    problems = problems_record(answered, now=now)
+    problems = problems_record(
+        {pk: answer.problems for pk, answer in judged.items() if not answer.error}, now=now
+    )
 
     decisions: list[Decision] = []
     changes: list[tuple[Publication, Change]] = []
     holds: list[Publication] = []
     halted: list[tuple[Publication, list[Problem]]] = []
+    assessed = []
     for publication in publications:
         loaded = _hold_fields(publication)
-        query = queries.get(publication.pk)
-        answer = (answers.get(query) if query else None) or CrashAnswer(error="not queried")
-        rules = policy_rules.resolve_for(policies, publication)
+        answer = judged.get(publication.pk) or CrashAnswer(error="not queried")
+        rules = rules_of[publication.pk]
+        judgement = judgements.get(publication.pk)
+        found = problems.get(publication.pk, [])
+        verdict, evidence = verdicts.verdict_of(rules=rules, judgement=judgement, problems=found)
         try:
             decision, change, blocking = _decide(
-                publication, rules, answer, problems.get(publication.pk, []), now
+                publication, rules, answer, found, (verdict, evidence), now
             )
         except Exception as exc:  # one broken publication never stops the tick for the others
             log.exception("controller could not decide for %s", _label(publication))
@@ -172,6 +210,20 @@ def _decide_all(
             holds.append(publication)
             continue
         decisions.append(decision)
+        if not answer.error:
+            assessed.append(
+                verdicts.assessment_row(
+                    publication,
+                    rules=rules,
+                    judgement=judgement,
+                    verdict=verdict,
+                    evidence=evidence,
+                    halted=decision.action == Action.HALT
+                    or publication.state == PhasingState.HALTED,
+                    averted_days=settings.PHASING_AVERTED_DAYS,
+                    now=now,
+                )
+            )
         if change is not None:
             changes.append((publication, change))
             if decision.action == Action.HALT:
@@ -180,6 +232,7 @@ def _decide_all(
             holds.append(publication)
     events = publications_apply(changes, now=now)
     publications_hold(holds)
+    assessments_record(assessed)
     halt_events = {e.publication_id: e for e in events if e.kind == EventKind.HALTED}
     halt_notifications_create(
         [(publication, halt_events[publication.pk], blocking) for publication, blocking in halted],
@@ -213,6 +266,7 @@ def _decide(
     rules: policy_rules.Rules,
     answer: CrashAnswer,
     problems: list[Problem],
+    verdict: tuple[str, str],
     now: datetime,
 ) -> tuple[Decision, Change | None, list[Problem]]:
     percentage = publication.phased_update_percentage
@@ -232,7 +286,7 @@ def _decide(
 
     blocking = [p for p in problems if not p.is_overridden]
     if blocking and publication.state in (PhasingState.PHASING, PhasingState.PAUSED):
-        reason = "; ".join(describe_problem(p) for p in blocking)
+        reason = "; ".join(verdicts.describe_problem(p) for p in blocking)
         decision = Decision(
             publication.pk,
             _label(publication),
@@ -293,6 +347,20 @@ def _decide(
             HoldReason.NOT_ENOUGH_DATA,
             f"{answer.previous_reports or 0} reports of {publication.previous_version or 'the previous version'}, "
             f"policy wants {rules.min_previous_reports} to compare with",
+        )
+    gate = rules.insufficient_gate
+    if (
+        gate is not None
+        and percentage >= gate
+        and verdict[0] == Verdict.INSUFFICIENT
+        and now - last < rules.insufficient_max_hold
+    ):
+        until = last + rules.insufficient_max_hold
+        return _hold(
+            publication,
+            HoldReason.NOT_ENOUGH_DATA,
+            f"{verdict[1]}; the policy holds at {gate}% until the verdict is healthy, "
+            f"at most until {until:%Y-%m-%d %H:%M} UTC",
         )
     if rules.quiet_weekend and target >= policy_rules.FULL and policy_rules.in_quiet_weekend(now):
         return _hold(publication, HoldReason.QUIET_WEEKEND, "100% waits until Monday 12:00 UTC")

@@ -117,6 +117,21 @@ class Policy(models.Model):
     min_previous_reports = models.PositiveIntegerField(
         default=0, help_text="Reports of the previous version needed to compare crash rates"
     )
+    judge = models.CharField(
+        max_length=20,
+        choices=policy_rules.JUDGE_CHOICES,
+        default=policy_rules.DEFAULT_JUDGE,
+        help_text="Who decides a rise in crash rate; both halt on a bucket new in the version",
+    )
+    insufficient_gate = models.PositiveSmallIntegerField(
+        null=True,
+        blank=True,
+        help_text="While the evidence is insufficient, hold at this percentage until it is "
+        "healthy or the longest hold has passed; empty: carry on",
+    )
+    insufficient_max_hold = models.DurationField(
+        default=timedelta(hours=48), help_text="The longest hold at the gate"
+    )
 
     class Meta:
         verbose_name_plural = "policies"
@@ -159,6 +174,9 @@ class Policy(models.Model):
             quiet_weekend=self.quiet_weekend,
             min_time_at_percentage=self.min_time_at_percentage,
             min_previous_reports=self.min_previous_reports,
+            judge=self.judge,
+            insufficient_gate=self.insufficient_gate,
+            insufficient_max_hold=self.insufficient_max_hold,
         )
 
 

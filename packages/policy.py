@@ -15,6 +15,14 @@ from typing import Protocol
 
 FULL = 100
 
+# Who decides that an update regressed: errors.ubuntu.com's rules, or the sequential test
+# of overview.sequential (both halt on a crash bucket new in the version).
+UBUNTU = "ubuntu"
+SEQUENTIAL = "sequential"
+JUDGE_CHOICES = ((UBUNTU, "Ubuntu's rules"), (SEQUENTIAL, "Sequential test"))
+JUDGES = tuple(value for value, _ in JUDGE_CHOICES)
+DEFAULT_JUDGE = SEQUENTIAL
+
 
 @dataclass(frozen=True)
 class Rules:
@@ -26,6 +34,11 @@ class Rules:
     quiet_weekend: bool = False
     min_time_at_percentage: timedelta | None = None
     min_previous_reports: int = 0
+    judge: str = DEFAULT_JUDGE
+    # While the evidence is insufficient, hold at this percentage (None: carry on, as
+    # Ubuntu's phasing does) until the verdict is healthy or `insufficient_max_hold` passed.
+    insufficient_gate: int | None = None
+    insufficient_max_hold: timedelta = timedelta(hours=48)
 
     def __post_init__(self) -> None:
         if self.schedule and sorted(self.schedule) != list(self.schedule):
@@ -34,6 +47,12 @@ class Rules:
             raise ValueError("percentages are 0..100")
         if self.step < 1 or self.interval <= timedelta(0):
             raise ValueError("step and interval must be positive")
+        if self.judge not in JUDGES:
+            raise ValueError(f"the judge is one of {', '.join(JUDGES)}")
+        if self.insufficient_gate is not None and not 0 <= self.insufficient_gate <= FULL:
+            raise ValueError("percentages are 0..100")
+        if self.insufficient_max_hold < timedelta(0):
+            raise ValueError("the longest hold cannot be negative")
 
     @property
     def first_percentage(self) -> int:

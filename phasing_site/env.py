@@ -40,6 +40,22 @@ def env_int(name: str, default: int, *, minimum: int | None = None) -> int:
     return value
 
 
+def env_float(
+    name: str, default: float, *, above: float | None = None, below: float | None = None
+) -> float:
+    """A number strictly between `above` and `below` when they are given."""
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = float(raw)
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{name} must be a number, not {raw!r}") from exc
+    if value != value or (above is not None and value <= above) or (below is not None and value >= below):
+        raise ImproperlyConfigured(f"{name} must be between {above} and {below}, not {raw}")
+    return value
+
+
 def env_list(name: str, default: list[str]) -> list[str]:
     raw = os.environ.get(name)
     if raw is None:

@@ -13,7 +13,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from phasing_site.env import env_bool, env_int, env_list, env_seconds, env_str
+from phasing_site.env import env_bool, env_float, env_int, env_list, env_seconds, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("PHASING_VAR_DIR", str(BASE_DIR / "var")))
@@ -215,6 +215,21 @@ PHASING_RATE_MIN_CRASHES_TODAY = env_int("PHASING_RATE_MIN_CRASHES_TODAY", 3, mi
 PHASING_RATE_BASELINE_DAYS = env_int("PHASING_RATE_BASELINE_DAYS", 15, minimum=1)
 PHASING_RATE_MIN_DIFFERENCE = env_int("PHASING_RATE_MIN_DIFFERENCE", 1, minimum=0)
 PHASING_EXCLUDE_PROPOSED = env_bool("PHASING_EXCLUDE_PROPOSED", True)
+# The sequential judge (overview.sequential): the chance it ever halts an update whose crash
+# rate did not rise, over the update's whole ramp however often it looks; the rate ratio
+# within which an update counts as healthy; and the chance of calling an update healthy
+# when its rate rose by more than that.
+PHASING_JUDGE_ALPHA = env_float("PHASING_JUDGE_ALPHA", 0.01, above=0, below=0.5)
+PHASING_JUDGE_TOLERANCE = env_float("PHASING_JUDGE_TOLERANCE", 1.2, above=1, below=10)
+PHASING_JUDGE_ALPHA_HEALTHY = env_float("PHASING_JUDGE_ALPHA_HEALTHY", 0.05, above=0, below=0.5)
+# Mean hours from a machine becoming eligible to installing, believed before any
+# measurement (overview.exposure measures it from other packages' crash reports).
+PHASING_UPTAKE_HOURS = env_float("PHASING_UPTAKE_HOURS", 8.0, above=0, below=1000)
+# Diagnostic: scales the uptake estimate (1 in production; the backtest varies it).
+PHASING_UPTAKE_ESTIMATE_FACTOR = env_float("PHASING_UPTAKE_ESTIMATE_FACTOR", 1.0, above=0, below=100)
+# The period over which "crashes averted" by a halt are estimated, at 100%.
+PHASING_AVERTED_DAYS = env_int("PHASING_AVERTED_DAYS", 7, minimum=1)
+
 # Older crash data than this counts as unavailable: the controller holds rather than advance.
 PHASING_CRASH_DATA_MAX_AGE = env_seconds(
     "PHASING_CRASH_DATA_MAX_AGE", max(timedelta(minutes=30), 3 * PHASING_SYNC_INTERVAL)

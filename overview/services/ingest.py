@@ -22,6 +22,7 @@ from overview.models import (
     ErrorBucket,
 )
 from overview.services.ingest_copy import ingest_batch_copy
+from overview.services.judging_counts import hour_of, judging_counts_recount
 from overview.sources.base import CrashReportRecord
 from packages.models import Release, SourcePackage
 from packages.services import bulk
@@ -145,6 +146,11 @@ def _ingest_batch(records: Sequence[CrashReportRecord], releases: dict[str, int]
             ignore_conflicts=True,
         )
         _recount(fresh, releases, packages)
+        judging_counts_recount(
+            (releases[r.release], packages[r.source_package], r.version, hour_of(r.reported_at))
+            for r in fresh
+            if not r.automated_testing and not r.from_proposed
+        )
         _touch_buckets(buckets.values())
     return len(fresh)
 

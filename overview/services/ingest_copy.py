@@ -13,6 +13,7 @@ from datetime import datetime
 from django.db import connection
 
 from overview.models import BucketVersionStat, CrashCounter, CrashReport, ErrorBucket
+from overview.services.judging_counts import hour_of, judging_counts_recount
 from overview.sources.base import CrashReportRecord
 
 _REPORT_COLUMNS = (
@@ -88,6 +89,7 @@ def ingest_batch_copy(
             days=Counter((r[0], r[1], r[2], r[4].date()) for r in counted),
             stats={(r[0], r[1], r[2], r[3]) for r in counted},
         )
+        judging_counts_recount((r[0], r[1], r[2], hour_of(r[4])) for r in counted)
         _touch_buckets_sql(cursor, inserted)
     return len(inserted)
 

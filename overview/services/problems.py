@@ -101,6 +101,7 @@ def problems_record(
                         report_count=record.report_count,
                         system_count=record.system_count,
                         difference=record.difference,
+                        detail=record.detail[:500],
                         detected_at=now,
                         last_seen_at=now,
                     )
@@ -111,6 +112,7 @@ def problems_record(
                     record.system_count,
                     record.difference,
                     record.web_link or problem.web_link,
+                    record.detail[:500] or problem.detail,
                     True,
                 )
                 current = (
@@ -118,6 +120,7 @@ def problems_record(
                     problem.system_count,
                     problem.difference,
                     problem.web_link,
+                    problem.detail,
                     problem.active,
                 )
                 if fresh != current:
@@ -126,6 +129,7 @@ def problems_record(
                         problem.system_count,
                         problem.difference,
                         problem.web_link,
+                        problem.detail,
                         problem.active,
                     ) = fresh
                     problem.last_seen_at = now
@@ -140,7 +144,15 @@ def problems_record(
     if to_update:
         Problem.objects.bulk_update(
             to_update,
-            ("report_count", "system_count", "difference", "web_link", "last_seen_at", "active"),
+            (
+                "report_count",
+                "system_count",
+                "difference",
+                "web_link",
+                "detail",
+                "last_seen_at",
+                "active",
+            ),
             batch_size=500,
         )
     active: dict[int, list[Problem]] = {pid: [] for pid in answers}

@@ -41,6 +41,8 @@ class ProblemRecord:
     system_count: int = 0
     difference: float | None = None
     retrace_failed: bool = False
+    # The test and the figures behind it, in words (shown on the pages and in the email).
+    detail: str = ""
 
 
 @dataclass(frozen=True)

@@ -54,6 +54,20 @@ class PolicyChangeForm(ReasonForm):
     )
     min_time_at_percentage = forms.DurationField(required=False, help_text="Optional, HH:MM:SS")
     min_previous_reports = forms.IntegerField(min_value=0, initial=0)
+    judge = forms.ChoiceField(
+        choices=policy_rules.JUDGE_CHOICES,
+        initial=policy_rules.DEFAULT_JUDGE,
+        help_text="Who decides a rise in crash rate; both halt on a bucket new in the version",
+    )
+    insufficient_gate = forms.IntegerField(
+        min_value=0,
+        max_value=100,
+        required=False,
+        help_text="While the evidence is insufficient, hold at this percentage; empty: carry on",
+    )
+    insufficient_max_hold = forms.DurationField(
+        initial=timedelta(hours=48), help_text="The longest hold at the gate, HH:MM:SS"
+    )
     field_order = (
         "scope",
         "start_percentage",
@@ -64,6 +78,9 @@ class PolicyChangeForm(ReasonForm):
         "quiet_weekend",
         "min_time_at_percentage",
         "min_previous_reports",
+        "judge",
+        "insufficient_gate",
+        "insufficient_max_hold",
         "reason",
     )
 
@@ -109,6 +126,9 @@ class PolicyAdminForm(forms.ModelForm):
                 interval=data.get("interval") or timedelta(hours=6),
                 ceiling=data.get("ceiling", 100),
                 schedule=tuple(data.get("schedule") or ()),
+                judge=data.get("judge") or policy_rules.DEFAULT_JUDGE,
+                insufficient_gate=data.get("insufficient_gate"),
+                insufficient_max_hold=data.get("insufficient_max_hold") or timedelta(0),
             )
         except (ValueError, TypeError) as error:
             raise forms.ValidationError(str(error)) from error

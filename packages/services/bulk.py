@@ -83,3 +83,49 @@ def publications_save(publications: Sequence[Publication], fields: Sequence[str]
     ]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
+
+
+def rows_upsert(
+    model: type[models.Model],
+    rows: Sequence[models.Model],
+    *,
+    unique_fields: Sequence[str],
+    update_fields: Sequence[str],
+) -> None:
+    """Insert rows, replacing `update_fields` of those that exist, in one statement.
+
+    On PostgreSQL one INSERT ... SELECT FROM unnest(...) ON CONFLICT, with one array per
+    column: a fixed number of parameters however many rows (bulk_create would need a
+    parameter per value, and batches past the driver's limit). Elsewhere, bulk_create.
+    """
+    if not rows:
+        return
+    if not uses_postgresql():
+        model._default_manager.bulk_create(
+            rows,
+            update_conflicts=True,
+            unique_fields=unique_fields,
+            update_fields=update_fields,
+            batch_size=500,
+        )
+        return
+    meta = model._meta
+    fields: list[Any] = [f for f in meta.concrete_fields if not (f.primary_key and f.auto_created)]
+    quote = connection.ops.quote_name
+    names = [quote(f.column) for f in fields]
+    types = [
+        (f.rel_db_type(connection) if f.is_relation else f.db_type(connection)) or "text"
+        for f in fields
+    ]
+    column = {f.name: quote(f.column) for f in fields}
+    conflict = ", ".join(column[name] for name in unique_fields)
+    updates = ", ".join(f"{column[name]} = EXCLUDED.{column[name]}" for name in update_fields)
+    arrays = ", ".join(f"%s::{t}[]" for t in types)
+    sql = (
+        f"INSERT INTO {quote(meta.db_table)} ({', '.join(names)}) "
+        f"SELECT * FROM unnest({arrays}) "
+        f"ON CONFLICT ({conflict}) DO UPDATE SET {updates}"
+    )
+    params = [[f.get_db_prep_save(getattr(row, f.attname), connection) for row in rows] for f in fields]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)

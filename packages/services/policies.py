@@ -23,6 +23,9 @@ POLICY_FIELDS = (
     "quiet_weekend",
     "min_time_at_percentage",
     "min_previous_reports",
+    "judge",
+    "insufficient_gate",
+    "insufficient_max_hold",
 )
 
 

@@ -147,9 +147,9 @@ def test_a_tick_costs_the_same_number_of_queries_whatever_the_number_of_updates(
         )
     # 1 candidates, 2 savepoint, 3 locked rows, 4 policies, 5-7 buckets (read, create,
     # read again), 8-10 problems (read, create, the active ones with their covering
-    # overrides), 11 one UPDATE of every changed row, 12 events, 13 notifications,
-    # 14 savepoint release
-    with django_assert_num_queries(14):
+    # overrides), 11 one UPDATE of every changed row, 12 events, 13 assessments,
+    # 14 notifications, 15 savepoint release
+    with django_assert_num_queries(15):
         tick(crashes, T0 + 6 * HOURS)
 
 

@@ -34,6 +34,8 @@ def test_changing_the_policy_of_the_selected_packages(archive_admin, archive_adm
         ceiling=100,
         schedule="1, 2, 5, 10, 20, 50, 100",
         min_previous_reports=0,
+        judge="sequential",
+        insufficient_max_hold="48:00:00",
         reason="slow lane for risky packages",
     )
 
@@ -59,6 +61,8 @@ def test_changing_the_policy_of_the_selected_release(archive_admin, publication)
         interval="06:00:00",
         ceiling=100,
         min_previous_reports=0,
+        judge="sequential",
+        insufficient_max_hold="48:00:00",
         reason="smaller steps this week",
     )
 
@@ -80,6 +84,8 @@ def test_a_policy_schedule_must_rise(archive_admin, publication):
         ceiling=100,
         schedule="50, 10",
         min_previous_reports=0,
+        judge="sequential",
+        insufficient_max_hold="48:00:00",
         reason="x",
     )
 
@@ -99,6 +105,8 @@ def test_a_policy_saved_in_its_form_needs_a_reason_and_logs_it_once(
         "ceiling": 100,
         "schedule": "[]",
         "min_previous_reports": 0,
+        "judge": "sequential",
+        "insufficient_max_hold": "2 00:00:00",
     }
 
     refused = archive_admin.post(reverse("admin:packages_policy_add"), form)

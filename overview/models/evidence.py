@@ -184,6 +184,8 @@ class Problem(models.Model):
     report_count = models.PositiveIntegerField(default=0)
     system_count = models.PositiveIntegerField(default=0)
     difference = models.FloatField(null=True, blank=True)
+    # The test and the figures that found it, in words (the sequential judge's, say).
+    detail = models.CharField(max_length=500, blank=True)
     detected_at = models.DateTimeField()
     last_seen_at = models.DateTimeField()
     # Cleared when the source no longer reports it (the rate fell back, say).
