@@ -49,8 +49,8 @@ class Judgement:
         return rate * (1 - self.share) * days * 24
 
 
-def test_settings() -> sequential.Test:
-    return sequential.Test(
+def test_settings() -> sequential.SequentialTest:
+    return sequential.SequentialTest(
         alpha=settings.PHASING_JUDGE_ALPHA,
         tolerance=settings.PHASING_JUDGE_TOLERANCE,
         alpha_healthy=settings.PHASING_JUDGE_ALPHA_HEALTHY,
@@ -114,7 +114,7 @@ def _biased(uptake: exposure.Uptake) -> exposure.Uptake:
 
 def _judge(
     publication: Publication,
-    test: sequential.Test,
+    test: sequential.SequentialTest,
     uptake: exposure.Uptake,
     percentages: list[int],
     counts: dict[tuple[int, int, str], dict[datetime, int]],

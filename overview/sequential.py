@@ -36,6 +36,7 @@ and the version mix seen in other packages' reports, overview.exposure).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -91,7 +92,7 @@ class Assessment:
 
 
 @dataclass(frozen=True)
-class Test:
+class SequentialTest:
     """The sequential test's settings: false-halt rate, tolerance and its confidence."""
 
     alpha: float = 0.01
@@ -108,8 +109,14 @@ class Test:
     def step(self) -> float:
         return math.log(self.tolerance) / STEPS_PER_TOLERANCE
 
-    def assess(self, hours: Sequence[Hour], *, share_now: float) -> Assessment:
-        """The verdict after these hours (in any order), and the evidence behind it."""
+    def assess(
+        self, hours: Sequence[Hour], *, share_now: float, bounds: bool = True
+    ) -> Assessment:
+        """The verdict after these hours (in any order), and the evidence behind it.
+
+        Without `bounds`, the confidence bounds are left at 0 and infinity: the verdict
+        does not depend on them (a simulation of many ramps wants only the verdicts).
+        """
         counted = [h for h in hours if h.new + h.old > 0]
         new = sum(h.new for h in counted)
         old = sum(h.old for h in counted)
@@ -118,16 +125,16 @@ class Test:
             return Assessment(
                 Verdict.INSUFFICIENT, None, 0.0, math.inf, 0, 0, 1.0, math.ceil(needed)
             )
-        grid = _log_likelihoods(self, counted)
+        grid = _log_likelihoods(self, counted, None if bounds else _VERDICT_POINTS)
         weight = 1.0 / len(MIXTURE_STEPS)
         zero = GRID_HALF_WIDTH  # index of θ = 1
         evidence = _mixture(grid.high, zero, +1, weight)
         tolerance_index = zero + STEPS_PER_TOLERANCE
         ratio = None
-        if new and old:
+        if new and old and bounds:
             ratio = math.exp((int(np.argmax(grid.middle)) - zero) * self.step)
-        lower = self._lower(grid.high, weight)
-        upper = self._upper(grid.low, weight)
+        lower = self._lower(grid.high, weight) if bounds else 0.0
+        upper = self._upper(grid.low, weight) if bounds else math.inf
         if evidence >= 1 / self.alpha:
             verdict = Verdict.REGRESSED
         elif _mixture(grid.low, tolerance_index, -1, weight) >= 1 / self.alpha_healthy:
@@ -182,8 +189,30 @@ _ABOVE = np.minimum(_ABOVE, _SIZE - 1)
 _BELOW = np.maximum(_BELOW, 0)
 
 
-def _log_likelihoods(test: Test, hours: Sequence[Hour]) -> _Grids:
-    log_theta = _STEPS * test.step
+# The grid points the verdicts read: θ = 1 and its alternatives above, the tolerance and
+# its alternatives below.
+_VERDICT_POINTS = np.unique(
+    np.clip(
+        np.concatenate(
+            (
+                [GRID_HALF_WIDTH],
+                GRID_HALF_WIDTH + np.array(MIXTURE_STEPS),
+                [GRID_HALF_WIDTH + STEPS_PER_TOLERANCE],
+                GRID_HALF_WIDTH + STEPS_PER_TOLERANCE - np.array(MIXTURE_STEPS),
+            )
+        ),
+        0,
+        _SIZE - 1,
+    )
+)
+
+
+def _log_likelihoods(
+    test: SequentialTest, hours: Sequence[Hour], only: np.ndarray | None = None
+) -> _Grids:
+    """ℓ on the grid; with `only`, on those points alone (the others are -inf)."""
+    points = _STEPS if only is None else _STEPS[only]
+    log_theta = points * test.step
     n = np.array([h.new + h.old for h in hours], dtype=float)
     new = float(sum(h.new for h in hours))
     shares = np.clip(
@@ -194,6 +223,10 @@ def _log_likelihoods(test: Test, hours: Sequence[Hour]) -> _Grids:
     # Σ_h n_h log(1 + (θ − 1) s_h) for every θ of the grid and both sets of shares at once.
     penalty = np.log1p(np.expm1(log_theta)[:, None, None] * shares[None, :, :]) @ n
     grids = new * log_theta[:, None] - penalty
+    if only is not None:
+        full = np.full((_SIZE, 2), -np.inf)
+        full[only] = grids
+        grids = full
     # The point estimate needs no guarantee: the middle of the two is near enough.
     return _Grids(high=grids[:, 0], low=grids[:, 1], middle=grids.mean(axis=1))
 
@@ -208,19 +241,27 @@ def _mixtures(grid: np.ndarray, direction: int, weight: float) -> np.ndarray:
 
 
 def _mixture(grid: np.ndarray, null: int, direction: int, weight: float) -> float:
-    return float(_mixtures(grid, direction, weight)[null])
+    """_mixtures at one null."""
+    index, valid = (_ABOVE, _ABOVE_VALID) if direction > 0 else (_BELOW, _BELOW_VALID)
+    alternatives = grid[index[null][valid[null]]]
+    return float(weight * np.exp(np.minimum(700.0, alternatives - grid[null])).sum())
 
 
 def _phi(x: float) -> float:
     return 0.5 * math.erfc(-x / math.sqrt(2.0))
 
 
-def _reports_needed(test: Test, share: float, *, power: float = 0.8) -> float:
-    """About how many crash events at this share the test needs to catch a doubling with
+def _reports_needed(test: SequentialTest, share: float) -> float:
+    # An "about" figure: the share to two decimals is close enough, and it is then cached.
+    return _reports_needed_at(test.alpha, round(min(max(share, 0.01), 0.99), 2))
+
+
+@functools.lru_cache(maxsize=1024)
+def _reports_needed_at(alpha: float, s: float, power: float = 0.8) -> float:
+    """About how many crash events at share s the test needs to catch a doubling with
     the given probability (the log likelihood ratio as Brownian motion with drift, with a
     barrier at log(1/α) + log(number of alternatives); simulation finds it 10 to 20 %
     pessimistic)."""
-    s = min(max(share, 0.01), 0.99)
 
     def q(theta: float) -> float:
         return theta * s / (theta * s + 1 - s)
@@ -229,7 +270,7 @@ def _reports_needed(test: Test, share: float, *, power: float = 0.8) -> float:
     a, b = math.log(q1 / q0), math.log((1 - q1) / (1 - q0))
     drift = q1 * a + (1 - q1) * b
     variance = q1 * (1 - q1) * (a - b) ** 2
-    barrier = math.log(1 / test.alpha) + math.log(len(MIXTURE_STEPS))
+    barrier = math.log(1 / alpha) + math.log(len(MIXTURE_STEPS))
     reflection = math.exp(min(700.0, 2 * drift * barrier / variance))
 
     def crossing(n: float) -> float:

@@ -1,0 +1,92 @@
+"""The share of machines on a new version: from the percentage history and a measured uptake."""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+
+from overview import exposure
+
+T0 = datetime(2026, 1, 5, tzinfo=UTC)
+RAMP = [min(100, 10 + 10 * (h // 6)) for h in range(60)]
+
+
+def by_hand(percentages, uptake_hours):
+    """Each of apt's 101 draws on its own: eligible while the percentage is at least it."""
+    eligible_for = np.zeros(101)
+    shares = []
+    for percentage in percentages:
+        now_eligible = (np.arange(101) <= percentage).astype(float)
+        middle = eligible_for + now_eligible / 2
+        shares.append(np.mean(1 - np.exp(-middle / uptake_hours)))
+        eligible_for += now_eligible
+    return np.array(shares)
+
+
+def test_the_share_follows_each_draw_from_when_it_became_eligible():
+    for uptake in (1.0, 8.0, 48.0):
+        assert np.allclose(exposure.installed_shares(RAMP, uptake), by_hand(RAMP, uptake))
+
+
+def test_a_halt_stops_new_installs_but_nobody_uninstalls():
+    halted = RAMP[:20] + [0] * 20
+    shares = exposure.installed_shares(halted, 8.0)
+    assert np.all(np.diff(shares) >= -1e-12)
+    # After the halt only the machines whose draw is 0 keep installing: 1 in 101.
+    assert shares[-1] - shares[25] < 1 / 101
+
+
+def test_slower_uptake_means_fewer_machines_on_the_new_version():
+    fast, slow = exposure.installed_shares(RAMP, 2.0), exposure.installed_shares(RAMP, 24.0)
+    assert np.all(fast[1:] > slow[1:])
+    # With instant uptake the share is the eligible share, (p + 1) / 101.
+    instant = exposure.installed_shares([30] * 400, 0.01)
+    assert math.isclose(instant[-1], 31 / 101, rel_tol=1e-3)
+
+
+def test_the_percentage_of_each_hour_is_the_one_in_force_at_its_middle():
+    history = [
+        (T0, 10),
+        (T0 + timedelta(hours=6, minutes=5), 20),
+        (T0 + timedelta(hours=7, minutes=45), 0),
+    ]
+    hours = exposure.hourly_percentages(history, start=T0 - timedelta(hours=1), hours=10)
+    # Before publication nobody could take it (-1); the halt at 7:45 counts from hour 8:00.
+    assert hours == [-1, 10, 10, 10, 10, 10, 10, 20, 20, 0]
+
+
+def test_sightings_in_other_packages_reports_measure_the_uptake():
+    truth = 14.0
+    rng = np.random.default_rng(3)
+    shares = exposure.installed_shares(RAMP, truth)
+    seen = rng.poisson(6, size=len(RAMP))
+    new = rng.binomial(seen, shares)
+    found = exposure.fit(
+        exposure.Sightings(RAMP, new.tolist(), (seen - new).tolist()), exposure.prior(4.0)
+    )
+    assert found.fast <= truth <= found.slow
+    assert found.measured and found.sightings == seen.sum()
+    assert found.slow / found.fast < 3
+
+
+def test_without_sightings_the_belief_stands_and_its_range_is_wide():
+    belief = exposure.prior(8.0)
+    found = exposure.fit(exposure.Sightings(RAMP, [0] * 60, [0] * 60), belief)
+    assert found == belief and not found.measured
+    assert found.fast < 2 and found.slow > 40
+
+
+def test_a_release_pools_what_its_updates_measured_and_widens_it_for_one_update():
+    rng = np.random.default_rng(4)
+    updates = []
+    for _ in range(5):
+        shares = exposure.installed_shares(RAMP, 10.0)
+        seen = rng.poisson(5, size=len(RAMP))
+        new = rng.binomial(seen, shares)
+        updates.append(exposure.Sightings(RAMP, new.tolist(), (seen - new).tolist()))
+    release = exposure.pooled(updates, exposure.prior(30.0))
+    assert 7 < release.hours < 14
+    # One more update of the release may differ from the others: the range stays wide.
+    assert release.fast < 5 and release.slow > 20

@@ -1,0 +1,199 @@
+"""The sequential judge end to end: reports ingested, the controller's tick, the verdict kept.
+
+Crash reports go through the real ingest into the hourly counters; the tick reads them
+through LocalCrashSource, judges by the policy's judge and records each update's verdict.
+"""
+
+from __future__ import annotations
+
+import random
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from django.db.models import Sum
+
+from overview import controller
+from overview.models import Assessment, HourlyCrashCount, Problem, ProblemKind, VersionSighting
+from overview.services.ingest import crash_reports_ingest
+from overview.sources.base import CrashReportRecord
+from overview.sources.local import LocalCrashSource
+from packages.holds import HoldReason
+from packages.models import EventKind, PhasingState
+from tests.factories import PolicyFactory, PublicationFactory, SourcePackageFactory
+
+pytestmark = [pytest.mark.django_db, pytest.mark.embedded]
+
+T0 = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)  # a Tuesday
+HOUR = timedelta(hours=1)
+NEW, OLD = "2.0-1ubuntu0.2", "2.0-1ubuntu0.1"
+
+
+def update(percentage=50):
+    """tool NEW at 50 %, published 24 hours before T0."""
+    return PublicationFactory(
+        source_package=SourcePackageFactory(name="tool"),
+        version=NEW,
+        previous_version=OLD,
+        binaries=["tool"],
+        date_published=T0 - 24 * HOUR,
+        last_increase_at=T0 - 24 * HOUR,
+        phased_update_percentage=percentage,
+    )
+
+
+def crashes(*, ratio: float, per_hour: float, hours: int = 24, seed: int = 1):
+    """Crash reports of both versions over the last `hours`, each machine crashing once:
+    about half the machines (50 % eligible, installing at once) run the new version."""
+    rng = random.Random(seed)
+    share = 51 / 101
+    records = []
+    for h in range(hours):
+        at = T0 - (hours - h) * HOUR + timedelta(minutes=30)
+        for version, expected in ((OLD, per_hour * (1 - share)), (NEW, per_hour * share * ratio)):
+            for n in range(_poisson(rng, expected)):
+                records.append(report(f"{version}-{h}-{n}", version, at, f"{version}/{h}/{n}"))
+    return records
+
+
+def report(external_id, version, at, machine, *, package="tool", versions=None):
+    return CrashReportRecord(
+        external_id=external_id,
+        signature=f"/usr/bin/{package}:11:known_crash",
+        release="noble",
+        source_package=package,
+        version=version,
+        architecture="amd64",
+        reported_at=at,
+        system_id=machine,
+        stack_trace="#0 known_crash ()",
+        package_versions=versions or {},
+    )
+
+
+def _poisson(rng: random.Random, mean: float) -> int:
+    count, total = 0, rng.expovariate(1.0)
+    while total < mean:
+        count += 1
+        total += rng.expovariate(1.0)
+    return count
+
+
+def tick():
+    return controller.tick(now=T0, crash_source=LocalCrashSource())
+
+
+def test_a_tripled_crash_rate_halts_the_update_with_the_test_and_figures_in_its_event():
+    publication = update()
+    crash_reports_ingest(crashes(ratio=3.0, per_hour=12))
+    [decision] = tick()
+    publication.refresh_from_db()
+    assert (decision.action, publication.state) == ("halt", PhasingState.HALTED)
+    halt = publication.events.get(kind=EventKind.HALTED)
+    assert "sequential test" in halt.reason and "crash events" in halt.reason
+    problem = Problem.objects.get(publication=publication, kind=ProblemKind.INCREASED_RATE)
+    assert problem.difference > 1  # the lower bound of the rate ratio
+    assessment = Assessment.objects.get(publication=publication)
+    assert assessment.verdict == "regressed"
+    assert assessment.averted is not None and assessment.averted > 0
+
+
+def test_an_unchanged_rate_does_not_halt_and_its_verdict_says_why():
+    publication = update()
+    crash_reports_ingest(crashes(ratio=1.0, per_hour=12))
+    tick()
+    publication.refresh_from_db()
+    assert publication.state == PhasingState.PHASING
+    assessment = Assessment.objects.get(publication=publication)
+    assert assessment.verdict in ("insufficient", "healthy")
+    assert "crash events" in assessment.evidence
+    assert 0.3 < assessment.share < 0.7
+    assert assessment.crashes_new + assessment.crashes_old > 200
+
+
+def test_a_machine_in_a_crash_loop_is_one_event_an_hour():
+    publication = update()
+    loop = [report(f"loop-{n}", NEW, T0 - HOUR + timedelta(minutes=n), "same-machine") for n in range(50)]
+    crash_reports_ingest(loop)
+    [count] = HourlyCrashCount.objects.filter(version=NEW)
+    assert (count.reports, count.events) == (50, 1)
+    tick()
+    assert Assessment.objects.get(publication=publication).crashes_new == 1
+
+
+def test_by_ubuntus_rules_it_is_their_rate_rule_that_halts():
+    publication = update()
+    PolicyFactory(source_package=publication.source_package, judge="ubuntu")
+    crash_reports_ingest(crashes(ratio=3.0, per_hour=12))
+    tick()
+    publication.refresh_from_db()
+    assert publication.state == PhasingState.HALTED
+    halt = publication.events.get(kind=EventKind.HALTED)
+    assert "Ubuntu's rules" in halt.reason and "sequential test" not in halt.reason
+
+
+def test_by_ubuntus_rules_a_rise_only_the_sequential_test_sees_is_evidence_not_a_halt():
+    publication = update()
+    PolicyFactory(source_package=publication.source_package, judge="ubuntu")
+    # Only yesterday's hours: nothing today for Ubuntu's rule to count.
+    crash_reports_ingest([
+        r for r in crashes(ratio=3.0, per_hour=12) if r.reported_at < T0 - 12 * HOUR
+    ])
+    tick()
+    publication.refresh_from_db()
+    assert publication.state == PhasingState.PHASING
+    evidence = Assessment.objects.get(publication=publication).evidence
+    assert "Ubuntu's rules judge this update" in evidence
+
+
+def test_the_uptake_is_measured_from_other_packages_reports_listing_this_one():
+    publication = update()
+    other = [
+        report(
+            f"other-{n}",
+            "9.9",
+            T0 - HOUR - timedelta(minutes=n),
+            f"machine-{n}",
+            package="other",
+            versions={"tool": NEW if n % 2 else OLD, "libc6": "2.39"},
+        )
+        for n in range(40)
+    ]
+    crash_reports_ingest(other)
+    seen = dict(
+        VersionSighting.objects.filter(binary="tool")
+        .values("version")
+        .annotate(machines=Sum("machines"))
+        .values_list("version", "machines")
+    )
+    assert seen == {NEW: 20, OLD: 20}
+    tick()
+    assert Assessment.objects.get(publication=publication).sightings == 40
+
+
+def test_a_package_s_own_reports_never_count_as_sightings_of_itself():
+    update()
+    own = [
+        report(f"own-{n}", NEW, T0 - HOUR, f"m{n}", versions={"tool": NEW}) for n in range(5)
+    ]
+    crash_reports_ingest(own)
+    assert not VersionSighting.objects.filter(binary="tool").exists()
+
+
+def test_a_gate_holds_while_the_evidence_is_insufficient_then_lets_go_after_the_longest_hold():
+    publication = update(percentage=30)
+    PolicyFactory(
+        source_package=publication.source_package,
+        insufficient_gate=30,
+        insufficient_max_hold=timedelta(hours=30),
+    )
+    crash_reports_ingest(crashes(ratio=1.0, per_hour=0.5))
+    tick()
+    publication.refresh_from_db()
+    assert (publication.phased_update_percentage, publication.hold_reason) == (
+        30,
+        HoldReason.NOT_ENOUGH_DATA,
+    )
+    assert "holds at 30%" in publication.hold_detail
+    controller.tick(now=T0 + 7 * HOUR, crash_source=LocalCrashSource())
+    publication.refresh_from_db()
+    assert publication.phased_update_percentage == 40
