@@ -89,6 +89,11 @@ class PhasingState(models.TextChoices):
 ACTIVE_STATES = (PhasingState.PHASING, PhasingState.PAUSED, PhasingState.HALTED)
 
 
+class UnknownVersion(models.TextChoices):
+    HOLD = "hold", "Hold until a person decides"
+    LOCAL = "local", "Judge on the crash reports held here"
+
+
 class Policy(models.Model):
     """How fast updates phase. Resolved per package, else per release, else global."""
 
@@ -131,6 +136,12 @@ class Policy(models.Model):
     )
     insufficient_max_hold = models.DurationField(
         default=timedelta(hours=48), help_text="The longest hold at the gate"
+    )
+    unknown_version = models.CharField(
+        max_length=10,
+        choices=UnknownVersion.choices,
+        default=UnknownVersion.HOLD,
+        help_text="When the error tracker does not know the version (it answers 404)",
     )
 
     class Meta:
@@ -177,6 +188,7 @@ class Policy(models.Model):
             judge=self.judge,
             insufficient_gate=self.insufficient_gate,
             insufficient_max_hold=self.insufficient_max_hold,
+            unknown_version=self.unknown_version,
         )
 
 
@@ -194,10 +206,20 @@ class Publication(models.Model):
         Person, null=True, blank=True, on_delete=models.SET_NULL, related_name="signed"
     )
     uploader = models.ForeignKey(
-        Person, null=True, blank=True, on_delete=models.SET_NULL, related_name="uploaded"
+        Person,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="uploaded",
+        help_text="Who made the changes (the upload's Changed-By)",
     )
     sponsor = models.ForeignKey(
-        Person, null=True, blank=True, on_delete=models.SET_NULL, related_name="sponsored"
+        Person,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="sponsored",
+        help_text="The signer, when someone else made the changes: the sponsor of the upload",
     )
     date_published = models.DateTimeField()
     date_superseded = models.DateTimeField(null=True, blank=True)
@@ -220,10 +242,22 @@ class Publication(models.Model):
     hold_detail = models.CharField(max_length=500, blank=True)
     crash_data_unavailable_since = models.DateTimeField(null=True, blank=True)
 
-    # Where the record came from, and whether the source holds our percentage.
+    # Set by the halt, so crash rates of a halted update are still scaled by the share of
+    # machines that took it (the error tracker must never be asked with 0%).
+    percentage_before_halt = models.PositiveSmallIntegerField(null=True, blank=True)
+
+    # Where the record came from, and what the source holds: the lowest percentage of its
+    # binaries, and each binary's on each architecture ([binary, architecture, percentage
+    # or null for 100]), as Launchpad stores them and apt reads them.
     source_name = models.CharField(max_length=40, default="simulator")
     source_percentage = models.PositiveSmallIntegerField(null=True, blank=True)
+    source_percentages = models.JSONField(default=list, blank=True)
+    # Also published in a -security suite: apt never phases it, so neither do we.
+    in_security = models.BooleanField(default=False)
     synced_at = models.DateTimeField(null=True, blank=True)
+    # The last percentage the source took from us, read back at the next sync.
+    written_percentage = models.PositiveSmallIntegerField(null=True, blank=True)
+    written_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ("-date_published", "-id")
@@ -275,6 +309,45 @@ class Publication(models.Model):
     def is_phased(self) -> bool:
         return self.pocket == Pocket.UPDATES
 
+    @property
+    def source_values(self) -> list[int]:
+        """Each binary's percentage at the source (100 for none), or the one we know."""
+        values = [100 if row[2] is None else row[2] for row in self.source_percentages or ()]
+        if not values and self.source_percentage is not None:
+            values = [self.source_percentage]
+        return values
+
+    @property
+    def binaries_disagree(self) -> bool:
+        return len(set(self.source_values)) > 1
+
+    @property
+    def readback_mismatch(self) -> bool:
+        """Read after our last write, the source holds another percentage."""
+        if self.written_percentage is None or self.written_at is None or self.synced_at is None:
+            return False
+        if self.synced_at < self.written_at:
+            return False  # not read back yet
+        return any(value != self.written_percentage for value in self.source_values)
+
+    @property
+    def security_percentage(self) -> int | None:
+        """The percentage a version also in -security carries at the source, if any."""
+        if not self.in_security:
+            return None
+        lowest = min(self.source_values, default=100)
+        return lowest if lowest < 100 else None
+
+    def source_notes(self) -> list[str]:
+        """What the source shows that people must know, worded for the pages."""
+        return words.source_notes(
+            source=self.source_name,
+            written=self.written_percentage if self.readback_mismatch else None,
+            read=sorted(set(self.source_values)),
+            disagree=self.binaries_disagree,
+            security_percentage=self.security_percentage,
+        )
+
     def next_step_at(self, rules: policy_rules.Rules) -> datetime | None:
         """When the controller may next raise the percentage, if nothing holds it."""
         if self.state != PhasingState.PHASING:
@@ -307,6 +380,7 @@ class WriteBack(models.TextChoices):
     APPLIED = "applied", "Written to the source"
     DRY_RUN = "dry_run", "Dry run: the source is read-only"
     FAILED = "failed", "Writing to the source failed"
+    DENIED = "denied", "No permission to change phasing at the source"
     PENDING = "pending", "Pending"
 
 
@@ -347,6 +421,13 @@ class PhasingEvent(models.Model):
         return words.state_change(old, self.get_new_state_display())
 
 
+class WritePermission(models.TextChoices):
+    UNKNOWN = "", "Not checked yet"
+    GRANTED = "granted", "Takes our percentages"
+    READ_ONLY = "read_only", "Read-only by configuration"
+    DENIED = "denied", "No permission to change phasing"
+
+
 class SourceSync(models.Model):
     """When each configured source (publications or crashes) last answered, for the pages,
     the controller's freshness rule and `phasing_sources check`."""
@@ -357,6 +438,13 @@ class SourceSync(models.Model):
     last_success_at = models.DateTimeField(null=True, blank=True)
     last_error = models.TextField(blank=True)
     last_summary = models.JSONField(default=dict, blank=True)
+    # Whether the publication source takes our percentages: a lasting state, set by each
+    # write and by `phasing_sources check`, not an outage that retries.
+    write_permission = models.CharField(
+        max_length=20, choices=WritePermission.choices, blank=True
+    )
+    write_checked_at = models.DateTimeField(null=True, blank=True)
+    write_detail = models.TextField(blank=True)
 
     def __str__(self) -> str:
         return self.name
