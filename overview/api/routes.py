@@ -267,7 +267,7 @@ def machine(request: HttpRequest, machine_id: str, release: str | None = None, p
     whether apt installs it now, the percentage from which it does, and when that is
     expected under the current policy."""
     try:
-        machine_id = apt_phasing.normalise_machine_id(machine_id)
+        machine_id = apt_phasing.machine_id_for_apt(machine_id)
     except ValueError as error:
         raise HttpError(400, str(error)) from error
     chosen = None
