@@ -41,3 +41,16 @@ def source_notes(
             "(2.4.12 on 22.04) keeps it back from machines (LP #2051181)"
         )
     return notes
+
+
+def upload_people(*, uploader: str, signer: str, sponsor: str) -> str:
+    """Who is who behind an upload: 'changes by Bob, sponsored (signed) by Alice'."""
+    if sponsor and uploader and sponsor != uploader:
+        return f"changes by {uploader}, sponsored (signed) by {sponsor}"
+    if uploader and signer and uploader != signer:
+        return f"changes by {uploader}, signed by {signer}"
+    if uploader and signer:
+        return f"uploaded and signed by {uploader}"
+    if uploader:
+        return f"changes by {uploader}"
+    return f"signed by {signer}" if signer else ""
