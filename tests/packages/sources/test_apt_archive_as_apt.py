@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from overview.apt_phasing import decide
+from packages.sources import publication_source
 from packages.sources.apt_archive import AptArchiveSource
 from packages.sources.apt_writer import write_archive
 from tests.apt_harness import AptRow, AptSandbox, apt_available
@@ -145,6 +146,27 @@ def test_a_ppa_style_suite_is_phased_read_and_written(tmp_path):
     assert sandbox.phased_percentages(["hello"]) == {"hello": 40}
 
 
+def test_the_settings_name_each_phased_suite_and_where_previous_versions_are(settings, tmp_path):
+    write_archive(
+        tmp_path,
+        [
+            noble(
+                [record("hello", "2.10-3ubuntu0.2", 10)],
+                security=[record("hello", "2.10-3ubuntu0.1")],
+            )
+        ],
+    )
+    (tmp_path / "dists" / "noble-updates").rename(tmp_path / "dists" / "vendor-noble")
+    settings.PHASING_APT_ARCHIVE = str(tmp_path)
+    settings.PHASING_APT_SUITES = {"noble": "vendor-noble"}
+    settings.PHASING_APT_PREVIOUS_SUITES = ["{codename}-security"]
+
+    source = publication_source("apt")
+
+    assert [r.codename for r in source.releases()] == ["noble"]
+    assert by_source(source)["hello"].previous_version == "2.10-3ubuntu0.1"
+
+
 @needs_apt
 def test_a_halt_is_written_as_an_explicit_zero_that_apt_keeps_back(tmp_path):
     """apt reads an absent field as 100% (deblistparser.cc 322), so a halt must write 0.
@@ -199,6 +221,7 @@ def test_a_write_that_fails_at_the_release_leaves_the_suite_exactly_as_it_was(
 KILLED_WRITER = """
 import os, sys
 from pathlib import Path
+from packages.sources import publication_source
 from packages.sources.apt_archive import AptArchiveSource
 real = os.replace
 def die_at_release(src, dst):
