@@ -8,16 +8,14 @@ machines in one bucket sets one ``APT::Machine-ID`` on all of them.
 
 from __future__ import annotations
 
-from datetime import datetime
-
 from django.http import HttpRequest
 from django.utils import timezone
 from ninja import Router, Schema
 from ninja.errors import HttpError
 
 from overview import apt_phasing, selectors
-from overview.api.routes import MAX_PER_PAGE, _page, _page_links
-from overview.api.schemas import ErrorOut
+from overview.api.routes import MAX_PER_PAGE, _page, _page_links, decision_out, update_out
+from overview.api.schemas import DecisionOut, ErrorOut, UpdateOut
 from packages.models import Release
 from packages.selectors import policies_by_scope
 
@@ -32,28 +30,10 @@ class FleetIn(Schema):
     release: str | None = None
 
 
-class FleetUpdateOut(Schema):
-    publication_id: int
-    release: str
-    source_package: str
-    version: str
-    phased_update_percentage: int
-    state: str
-
-
-class FleetDecisionOut(Schema):
-    publication_id: int
-    draw: int
-    included: bool
-    included_from_percentage: int
-    included_at: datetime | None
-    waiting_for: str
-
-
 class FleetMachineOut(Schema):
     machine_id: str
     included_count: int
-    decisions: list[FleetDecisionOut]
+    decisions: list[DecisionOut]
 
 
 class FleetPage(Schema):
@@ -61,7 +41,7 @@ class FleetPage(Schema):
     count: int
     next: str | None
     previous: str | None
-    updates: list[FleetUpdateOut]
+    updates: list[UpdateOut]
     machines: list[FleetMachineOut]
 
 
@@ -110,32 +90,12 @@ def machines(request: HttpRequest, fleet: FleetIn, page: int = 1):
             {
                 "machine_id": machine_id,
                 "included_count": sum(row.decision.included for row in rows),
-                "decisions": [
-                    {
-                        "publication_id": row.publication.pk,
-                        "draw": row.decision.draw,
-                        "included": row.decision.included,
-                        "included_from_percentage": row.decision.included_from_percentage,
-                        "included_at": row.included_at,
-                        "waiting_for": row.waiting_for,
-                    }
-                    for row in rows
-                ],
+                "decisions": [decision_out(row) for row in rows],
             }
         )
     return {
         "release": chosen.codename if chosen else None,
         **_page_links(request, chunk),
-        "updates": [
-            {
-                "publication_id": p.pk,
-                "release": p.release.codename,
-                "source_package": p.source_package.name,
-                "version": p.version,
-                "phased_update_percentage": p.phased_update_percentage,
-                "state": p.state,
-            }
-            for p in publications
-        ],
+        "updates": [update_out(p) for p in publications],
         "machines": answers,
     }
