@@ -37,3 +37,10 @@ def hold_words(reason: str, detail: str = "") -> str:
     if detail.lower().startswith(words):
         return detail
     return f"{words}: {detail}"
+
+
+class UnknownVersion(models.TextChoices):
+    """What a policy does with a version the error tracker does not know (a 404)."""
+
+    HOLD = "hold", "Hold until a person decides"
+    LOCAL = "local", "Judge on the crash reports held here"

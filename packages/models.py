@@ -16,7 +16,8 @@ from django.urls import reverse
 
 from packages import policy as policy_rules
 from packages import words
-from packages.holds import HoldReason
+from packages.holds import HoldReason, UnknownVersion
+from packages.source_facts import SourceFacts, WritePermission
 
 
 class Release(models.Model):
@@ -87,11 +88,6 @@ class PhasingState(models.TextChoices):
 
 
 ACTIVE_STATES = (PhasingState.PHASING, PhasingState.PAUSED, PhasingState.HALTED)
-
-
-class UnknownVersion(models.TextChoices):
-    HOLD = "hold", "Hold until a person decides"
-    LOCAL = "local", "Judge on the crash reports held here"
 
 
 class Policy(models.Model):
@@ -192,7 +188,7 @@ class Policy(models.Model):
         )
 
 
-class Publication(models.Model):
+class Publication(SourceFacts, models.Model):
     source_package = models.ForeignKey(
         SourcePackage, on_delete=models.CASCADE, related_name="publications"
     )
@@ -205,21 +201,13 @@ class Publication(models.Model):
     signer = models.ForeignKey(
         Person, null=True, blank=True, on_delete=models.SET_NULL, related_name="signed"
     )
+    # Who made the changes (the upload's Changed-By); the sponsor is the signer of
+    # someone else's changes.
     uploader = models.ForeignKey(
-        Person,
-        null=True,
-        blank=True,
-        on_delete=models.SET_NULL,
-        related_name="uploaded",
-        help_text="Who made the changes (the upload's Changed-By)",
+        Person, null=True, blank=True, on_delete=models.SET_NULL, related_name="uploaded"
     )
     sponsor = models.ForeignKey(
-        Person,
-        null=True,
-        blank=True,
-        on_delete=models.SET_NULL,
-        related_name="sponsored",
-        help_text="The signer, when someone else made the changes: the sponsor of the upload",
+        Person, null=True, blank=True, on_delete=models.SET_NULL, related_name="sponsored"
     )
     date_published = models.DateTimeField()
     date_superseded = models.DateTimeField(null=True, blank=True)
@@ -309,56 +297,6 @@ class Publication(models.Model):
     def is_phased(self) -> bool:
         return self.pocket == Pocket.UPDATES
 
-    @property
-    def source_values(self) -> list[int]:
-        """Each binary's percentage at the source (100 for none), or the one we know."""
-        values = [100 if row[2] is None else row[2] for row in self.source_percentages or ()]
-        if not values and self.source_percentage is not None:
-            values = [self.source_percentage]
-        return values
-
-    @property
-    def binaries_disagree(self) -> bool:
-        return len(set(self.source_values)) > 1
-
-    @property
-    def readback_mismatch(self) -> bool:
-        """Read after our last write, the source holds another percentage."""
-        if self.written_percentage is None or self.written_at is None or self.synced_at is None:
-            return False
-        if self.synced_at < self.written_at:
-            return False  # not read back yet
-        return any(value != self.written_percentage for value in self.source_values)
-
-    @property
-    def security_percentage(self) -> int | None:
-        """The percentage a version also in -security carries at the source, if any."""
-        if not self.in_security:
-            return None
-        lowest = min(self.source_values, default=100)
-        return lowest if lowest < 100 else None
-
-    def people_words(self) -> str:
-        """Uploader (Changed-By), signer and sponsor, each named once (forward keys: load
-        them with select_related)."""
-
-        def name(person: Person | None) -> str:
-            return (person.name or person.account_name) if person is not None else ""
-
-        return words.upload_people(
-            uploader=name(self.uploader), signer=name(self.signer), sponsor=name(self.sponsor)
-        )
-
-    def source_notes(self) -> list[str]:
-        """What the source shows that people must know, worded for the pages."""
-        return words.source_notes(
-            source=self.source_name,
-            written=self.written_percentage if self.readback_mismatch else None,
-            read=sorted(set(self.source_values)),
-            disagree=self.binaries_disagree,
-            security_percentage=self.security_percentage,
-        )
-
     def next_step_at(self, rules: policy_rules.Rules) -> datetime | None:
         """When the controller may next raise the percentage, if nothing holds it."""
         if self.state != PhasingState.PHASING:
@@ -430,13 +368,6 @@ class PhasingEvent(models.Model):
     def state_change(self) -> str:
         old = self.get_old_state_display() if self.old_state else ""
         return words.state_change(old, self.get_new_state_display())
-
-
-class WritePermission(models.TextChoices):
-    UNKNOWN = "", "Not checked yet"
-    GRANTED = "granted", "Takes our percentages"
-    READ_ONLY = "read_only", "Read-only by configuration"
-    DENIED = "denied", "No permission to change phasing"
 
 
 class SourceSync(models.Model):

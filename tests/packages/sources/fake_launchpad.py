@@ -4,12 +4,7 @@ It answers as Launchpad's web service does (API version devel), from these files
 launchpad tree (lgp171188/launchpad@eafda459, a mirror of Launchpad trunk) and of
 lazr.restful 4.0.0 / lazr.batchnavigator 4.0.0:
 
-- batches: ``ws.start``/``ws.size``, 50 by default, 300 at most; a larger size is a 400
-  ``Maximum for "ws.size" parameter is 300.`` (lazr.batchnavigator _batchnavigator.py
-  217-221; lazr.restful interfaces/_rest.py 781). A named GET operation's page carries
-  ``total_size_link`` (``...&ws.show=total_size``, answered by a bare integer) except on
-  its last page, which has ``total_size`` inline (lazr.restful _resource.py 653-720,
-  _operation.py 60-79; launchpad lib/lp/services/webservice/configuration.py 30-32).
+- batches: see lazr_batches.
 - ``Archive.getPublishedSources``/``getPublishedBinaries``: their exported parameters,
   ``created_since_date`` (>=), ``order_by_date`` (newest first, then highest id), and no
   ``distro_series`` on binaries; unknown parameters are ignored (interfaces/archive.py
@@ -34,16 +29,15 @@ import json
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import cmp_to_key
-from urllib.parse import parse_qsl, urlencode
 
 from debian.debian_support import version_compare
 
 from tests.fake_http import FakeHTTPServer, Recorded, Reply
 from tests.packages.sources.launchpad_fakes import ARCHIVE, bpph, person_entry, spph
+from tests.packages.sources.lazr_batches import batch
 
 STATUSES = ("Pending", "Published", "Superseded", "Deleted", "Obsolete")
 POCKETS = ("Release", "Security", "Updates", "Proposed", "Backports")
-DEFAULT_SIZE, MAX_SIZE = 50, 300
 DDEB_REFUSAL = "Cannot override ddeb publications directly; override the corresponding deb instead."
 
 
@@ -208,53 +202,15 @@ class FakeLaunchpad:
         entry["creator_link"] = f"{self.base}/devel/~{binary.creator}" if binary.creator else None
         return entry
 
-    def _page(self, request: Recorded, items: list, entry, *, named: bool) -> Reply:
-        if request.param("ws.show") == "total_size":
-            return Reply(json=len(items))
-        size = DEFAULT_SIZE
-        try:
-            asked = int(request.param("ws.size") or 0)
-        except ValueError:
-            asked = 0  # lazr.batchnavigator ignores a size it cannot read
-        if asked > MAX_SIZE:
-            return _text(400, f'Maximum for "ws.size" parameter is {MAX_SIZE}.')
-        if asked > 0:
-            size = asked
-        start = max(int(request.param("ws.start") or 0), 0)
-        params = [(k, v) for k, v in parse_qsl(self._query(request)) if k not in ("ws.start",)]
-        url = f"{self.base}{request.path}"
-
-        def link(extra: list[tuple[str, str]]) -> str:
-            return f"{url}?{urlencode(params + extra)}"
-
-        body: dict = {"start": start}
-        more = start + size < len(items)
-        if more and named:
-            body["total_size_link"] = link([("ws.show", "total_size")])
-        else:
-            body["total_size"] = len(items)
-        if more:
-            body["next_collection_link"] = link(
-                [("ws.size", str(size)), ("ws.start", str(start + size))]
-            )
-        if start:
-            body["prev_collection_link"] = link(
-                [("ws.size", str(size)), ("ws.start", str(max(start - size, 0)))]
-            )
-        body["entries"] = [entry(item) for item in items[start : start + size]]
-        return Reply(json=body)
-
-    @staticmethod
-    def _query(request: Recorded) -> str:
-        return urlencode([(k, v) for k, values in request.query.items() for v in values])
-
     # -- reads ----------------------------------------------------------------------------
 
     def _get(self, request: Recorded) -> Reply:
         path = request.path.removeprefix("/devel/")
         op = request.param("ws.op")
         if path == "ubuntu/series":
-            return self._page(request, list(self.series.items()), self._series_entry, named=False)
+            return batch(
+                request, self.base, list(self.series.items()), self._series_entry, named=False
+            )
         if path.startswith("~"):
             return self._person(path)
         if path == ARCHIVE.removeprefix("/devel/"):
@@ -270,7 +226,7 @@ class FakeLaunchpad:
                 return _text(404, "Object not found")
             if op == "getPublishedBinaries":
                 binaries = sorted(self.current(source), key=lambda b: (b.name, b.arch, -b.id))
-                return self._page(request, binaries, self._binary_entry, named=True)
+                return batch(request, self.base, binaries, self._binary_entry, named=True)
             return Reply(json=self._source_entry(source))
         if kind.endswith("+binarypub"):
             binary = next((b for b in self.binaries if b.id == int(number)), None)
@@ -349,7 +305,7 @@ class FakeLaunchpad:
                     )
                 )
             )
-        return self._page(request, [s for s, _ in kept], self._source_entry, named=True)
+        return batch(request, self.base, [s for s, _ in kept], self._source_entry, named=True)
 
     def _published_binaries(self, request: Recorded) -> Reply:
         das = (request.param("distro_arch_series") or "").rstrip("/").split("/")[-2:]
@@ -363,7 +319,7 @@ class FakeLaunchpad:
             return kept
         if not _flag(request.param("order_by_date")):
             kept.sort(key=lambda r: (r[1].name, r[1].arch, -r[1].id))
-        return self._page(request, [b for _, b in kept], self._binary_entry, named=True)
+        return batch(request, self.base, [b for _, b in kept], self._binary_entry, named=True)
 
     # -- writes ---------------------------------------------------------------------------
 
