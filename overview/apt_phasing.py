@@ -11,8 +11,9 @@ apt (2.1.16 and later) decides per machine whether to take a phased update. In a
     std::uniform_int_distribution<unsigned int> dist(0, 100);
     return dist(rand) > Ver.PhasedUpdatePercentage();   // true: keep the update back
 
-(Debian/apt; later releases move it into ``apt-pkg/depcache.cc``, behind
-``pkgDepCache::PhasingApplied``, with the same seed, engine and distribution.)
+(Debian/apt; since 2.7.11 it lives in ``apt-pkg/depcache.cc`` 2589-2594, behind
+``pkgDepCache::PhasingApplied``, with the same seed, engine and distribution.) The machine
+id is used verbatim (``machine_id_for_apt``).
 So a machine takes the update when its draw is at most the percentage, and the draw is
 also the smallest percentage at which the machine is in the phase.
 
@@ -41,7 +42,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-MACHINE_ID_RE = re.compile(r"\A[0-9a-f]{32}\Z")
+# apt keeps no limit; a page and an API do.
+MACHINE_ID_MAX_LENGTH = 200
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
 
 _MASK32 = 0xFFFFFFFF
 _MINSTD_A = 48271
@@ -52,18 +55,25 @@ _DRAW_LOW = 0
 _DRAW_HIGH = 100
 
 
-def normalise_machine_id(text: str) -> str:
-    """The machine id as apt uses it: 32 lowercase hex digits.
+def machine_id_for_apt(text: str) -> str:
+    """The machine id apt seeds with, from what a person gives: used exactly as it is.
 
-    /etc/machine-id ends in a newline and people paste ids with spaces or in upper case;
-    apt reads the file's first line, so surrounding whitespace is not part of the id.
+    apt takes ``APT::Machine-ID`` verbatim when it is set (apt_preferences(5) tells fleets
+    to set one UUID, with dashes), else the first line of /etc/machine-id with its line
+    end (CR/LF) removed and nothing else (apt-pkg/aptconfiguration.cc 596-623,
+    apt-pkg/contrib/fileutl.cc 2817-2822). So case and other spaces are kept: an
+    upper-case id draws differently from its lower-case form, as it does in apt.
     """
-    machine_id = text.strip().lower()
-    if not MACHINE_ID_RE.match(machine_id):
+    machine_id = text.split("\n", 1)[0].rstrip("\r\n")
+    if not machine_id:
         raise ValueError(
-            "A machine id is 32 hexadecimal characters, as in /etc/machine-id "
-            f"(got {len(machine_id)} characters: {machine_id[:40]!r})."
+            "Without a machine id apt does not phase at all: it installs every update. "
+            "Give the first line of /etc/machine-id, or the APT::Machine-ID you set."
         )
+    if len(machine_id) > MACHINE_ID_MAX_LENGTH:
+        raise ValueError(f"A machine id here is at most {MACHINE_ID_MAX_LENGTH} characters.")
+    if _CONTROL_RE.search(machine_id):
+        raise ValueError("A machine id has no control characters (tabs, NUL...).")
     return machine_id
 
 
@@ -197,7 +207,7 @@ def phased_draw(source_package: str, source_version: str, machine_id: str) -> in
 
     ``source_version`` is the source version as apt knows it: the version in the
     binary's ``Source: name (version)`` field, or the binary version when absent,
-    epoch included. ``machine_id`` is used as given (see ``normalise_machine_id``).
+    epoch included. ``machine_id`` is used as given (see ``machine_id_for_apt``).
     """
     seed_text = f"{source_package}-{source_version}-{machine_id}"
     return _uniform_0_100(_MinstdRand(_signed_char_values(seed_text)))

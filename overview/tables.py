@@ -134,9 +134,15 @@ class OverviewTable(tables.Table):
     def render_last_change(self, value: datetime) -> str:
         return self._time_cell(value)
 
-    def render_percentage(self, value: int) -> SafeString:
+    def render_percentage(self, record: PublicationInPhasing, value: int) -> SafeString:
         # charts.percentage_bar writes only a clamped integer into its markup.
-        return mark_safe(charts.percentage_bar(value))
+        bar = mark_safe(charts.percentage_bar(value))
+        notes = record.source_notes()  # fields of the row: no query
+        if not notes:
+            return bar
+        return bar + format_html_join(
+            "", '<br><small class="source-note">{}</small>', ((note,) for note in notes)
+        )
 
     def render_state(self, record: PublicationInPhasing) -> str:
         return format_html(
