@@ -93,7 +93,7 @@ def scratch_database() -> Iterator[None]:
     test_settings = settings.DATABASES["default"].setdefault("TEST", {})
     if connection.vendor != "sqlite":
         test_settings["NAME"] = f"phasing_backtest_{os.getpid()}"
-    state = setup_databases(verbosity=0, interactive=False, aliases={"default"})
+    state = setup_databases(verbosity=0, interactive=False, aliases={"default": {}})
     try:
         yield
     finally:

@@ -77,7 +77,7 @@ def summarise(scenario: Scenario, outcomes: Sequence[Outcome], judge: str) -> Ju
         ),
         median_machine_hours_before_halt=statistics.median(before_halt) if before_halt else None,
         machine_hours_on_bad_versions=sum(
-            o.machine_hours_before_halt if o.halted else o.machine_hours_on_new_version
+            (o.machine_hours_before_halt or 0.0) if o.halted else o.machine_hours_on_new_version
             for o in bad
         ),
     )
