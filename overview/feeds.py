@@ -12,6 +12,7 @@ from django.utils.feedgenerator import Atom1Feed
 from django.utils.http import urlencode
 
 from overview import selectors
+from overview.wording import verdict_label
 from packages.models import EventKind, PhasingEvent, Release
 
 
@@ -56,7 +57,11 @@ class _PhasingEventsFeed(Feed):
         state = event.get_new_state_display()
         by = f" by {event.actor_name}" if event.actor_name else ""
         reason = f": {event.reason}" if event.reason else ""
-        return f"{state}{by}{reason}"
+        said = f"{state}{by}{reason}"
+        assessment = getattr(event.publication, "assessment", None)
+        if assessment is None:
+            return said
+        return f"{said}. Verdict now: {verdict_label(assessment).lower()}, {assessment.evidence}."
 
     def item_link(self, event: PhasingEvent) -> str:
         publication = event.publication

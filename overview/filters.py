@@ -6,6 +6,7 @@ import django_filters
 from django import forms
 from django.db.models import QuerySet
 
+from overview.models import Verdict
 from packages.models import ACTIVE_STATES, PhasingState, Publication, Release
 
 STATE_CHOICES = [(state.value, state.label) for state in PhasingState if state in ACTIVE_STATES]
@@ -45,13 +46,19 @@ class PublicationFilter(django_filters.FilterSet):
         min_value=0,
         max_value=100,
     )
+    verdict = django_filters.ChoiceFilter(
+        field_name="assessment__verdict",
+        choices=Verdict.choices,
+        empty_label="Any verdict",
+        label="Verdict",
+    )
     q = django_filters.CharFilter(
         field_name="source_package__name", lookup_expr="icontains", label="Package", max_length=200
     )
 
     class Meta:
         model = Publication
-        fields = ("release", "state", "percentage_min", "percentage_max", "q")
+        fields = ("release", "state", "verdict", "percentage_min", "percentage_max", "q")
         form = PublicationFilterForm
 
     def filter_queryset(self, queryset: QuerySet) -> QuerySet:

@@ -13,14 +13,15 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import TYPE_CHECKING, TypedDict, cast
 
-from django.db.models import Count, Max, Min, OuterRef, Prefetch, QuerySet, Subquery
+from django.conf import settings
+from django.db.models import Count, Exists, Max, Min, OuterRef, Prefetch, QuerySet, Subquery, Sum
 from django.db.models.functions import Coalesce
 
 if TYPE_CHECKING:
     from django_stubs_ext import WithAnnotations
 
 from overview import apt_phasing
-from overview.models import CrashReport, ErrorBucket, Override, Problem
+from overview.models import Assessment, CrashReport, ErrorBucket, Override, Problem
 from packages import policy as policy_rules
 from packages.holds import HoldReason
 from packages.models import (
@@ -57,7 +58,7 @@ else:
 
 def _with_phasing_context(publications: QuerySet[Publication]) -> QuerySet[Publication]:
     """What the problems and 'what happens next' cells need, prefetched for the page."""
-    return publications.select_related("release", "source_package").prefetch_related(
+    return publications.select_related("release", "source_package", "assessment").prefetch_related(
         Prefetch(
             "problems",
             queryset=Problem.objects.filter(active=True)
@@ -233,6 +234,32 @@ def release_summaries(publications: QuerySet[Publication]) -> list[ReleaseSummar
     return list(summaries.values())
 
 
+@dataclass(frozen=True)
+class Averted:
+    """Crashes that halts spared the machines that never took the update."""
+
+    crashes: float
+    halts: int
+    days: int  # over how many days since each halt
+    period: int  # at 100% for how many days
+
+
+def averted(*, now: datetime, days: int = 30) -> Averted:
+    """The estimate for the updates halted in the last `days` days: one query."""
+    halted = PhasingEvent.objects.filter(
+        publication=OuterRef("publication"), kind=EventKind.HALTED, created_at__gte=now - timedelta(days=days)
+    )
+    totals = Assessment.objects.filter(averted__isnull=False).filter(Exists(halted)).aggregate(
+        crashes=Sum("averted"), halts=Count("pk")
+    )
+    return Averted(
+        crashes=totals["crashes"] or 0.0,
+        halts=totals["halts"] or 0,
+        days=days,
+        period=settings.PHASING_AVERTED_DAYS,
+    )
+
+
 def recently_completed(*, now: datetime, days: int = RECENTLY_COMPLETED_DAYS, limit: int = 100):
     """Updates that reached 100% in the last `days` days, newest first."""
     return list(
@@ -350,7 +377,7 @@ def machine_rows(
 
 def phasing_events(*, release: Release | None, kinds: tuple[str, ...] = (), limit: int = 50):
     events = PhasingEvent.objects.select_related(
-        "publication__release", "publication__source_package"
+        "publication__release", "publication__source_package", "publication__assessment"
     ).order_by("-created_at", "-id")
     if kinds:
         events = events.filter(kind__in=kinds)

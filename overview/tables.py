@@ -13,7 +13,7 @@ from django.utils.safestring import SafeString, mark_safe
 
 from overview import selectors
 from overview.selectors import PublicationInPhasing
-from overview.wording import age, outlook_lines, utc_time
+from overview.wording import age, outlook_lines, share_line, utc_time, verdict_label
 from packages import charts
 from packages import policy as policy_rules
 from packages.models import Publication
@@ -60,6 +60,13 @@ class OverviewTable(tables.Table):
     problems = tables.Column(
         accessor="problem_count", verbose_name="Problems", attrs={"td": {"class": "problems"}}
     )
+    verdict = tables.Column(
+        accessor="assessment__verdict",
+        verbose_name="Verdict",
+        # Shown, not rendered, where there is no assessment yet.
+        default=mark_safe('<span class="muted">not yet judged</span>'),
+        attrs={"td": {"class": "verdict"}},
+    )
 
     class Meta:
         model = Publication
@@ -75,6 +82,7 @@ class OverviewTable(tables.Table):
             "last_change",
             "next",
             "problems",
+            "verdict",
         )
         order_by = ("release", "package")
         template_name = "django_tables2/phasing_table.html"
@@ -138,10 +146,24 @@ class OverviewTable(tables.Table):
         # charts.percentage_bar writes only a clamped integer into its markup.
         bar = mark_safe(charts.percentage_bar(value))
         notes = record.source_notes()  # fields of the row: no query
+        running = share_line(getattr(record, "assessment", None))
+        if running:
+            bar += format_html('<br><small class="muted share">{}</small>', running)
         if not notes:
             return bar
         return bar + format_html_join(
             "", '<br><small class="source-note">{}</small>', ((note,) for note in notes)
+        )
+
+    def render_verdict(self, record: PublicationInPhasing) -> str:
+        assessment = getattr(record, "assessment", None)
+        if assessment is None:
+            return format_html('<span class="muted">not yet judged</span>')
+        return format_html(
+            '<span class="verdict verdict-{}">{}</span><br><small class="muted">{}</small>',
+            assessment.verdict,
+            verdict_label(assessment),
+            assessment.evidence,
         )
 
     def render_state(self, record: PublicationInPhasing) -> str:
@@ -183,6 +205,10 @@ class OverviewTable(tables.Table):
 
     def value_next(self, record: PublicationInPhasing) -> str:
         return "; ".join(outlook_lines(self.outlook(record)))
+
+    def value_verdict(self, record: PublicationInPhasing) -> str:
+        assessment = getattr(record, "assessment", None)
+        return f"{assessment.verdict}: {assessment.evidence}" if assessment else ""
 
     def value_problems(self, record: PublicationInPhasing) -> str:
         return "; ".join(

@@ -118,6 +118,7 @@ def assessment_row(
         share_high=judgement.share_high if judgement else 0.0,
         uptake_hours=judgement.uptake.hours if judgement else 0.0,
         sightings=judgement.uptake.sightings if judgement else 0,
+        measured_days=judgement.uptake.days if judgement else 0,
         exposure_hours=judgement.exposure_hours if judgement else 0.0,
         averted=judgement.averted(averted_days) if judgement and halted else None,
         assessed_at=now,

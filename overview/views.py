@@ -82,6 +82,7 @@ def _index(request: HttpRequest) -> HttpResponse:
         "table": table,
         "summaries": summaries,
         "completed": selectors.recently_completed(now=now),
+        "averted": selectors.averted(now=now),
         "completed_days": selectors.RECENTLY_COMPLETED_DAYS,
         "now": now,
     }

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from overview.selectors import Next, Outlook, ReleaseSummary
+from overview.models import Assessment
+from overview.selectors import Averted, Next, Outlook, ReleaseSummary
 from packages.holds import HoldReason, hold_words
 
 
@@ -106,3 +107,28 @@ def outlook_text(outlook: Outlook) -> str:
 def summary_words(summary: ReleaseSummary) -> str:
     """'3 at 90%, 5 at 80%, 2 at 0%', highest percentage first."""
     return ", ".join(f"{count} at {percentage}%" for percentage, count in summary.counts)
+
+
+def verdict_label(assessment: Assessment | None) -> str:
+    """'Regressed', 'Healthy', 'Insufficient evidence', or '—' before the first tick."""
+    return assessment.get_verdict_display() if assessment is not None else "—"
+
+
+def share_line(assessment: Assessment | None) -> str:
+    """The share of machines on the new version beside the target percentage: 'about 21%
+    running it (measured)', as the Snap Store shows '21 → 30 %'."""
+    if assessment is None or not assessment.sightings and assessment.share <= 0:
+        return ""
+    how = "measured" if assessment.share_measured else "modelled"
+    return f"about {round(100 * assessment.share)}% running it ({how})"
+
+
+def averted_words(averted: Averted) -> str:
+    """'Halts in the last 30 days spared about 4,200 crashes (3 updates, ...)'."""
+    if not averted.halts:
+        return f"No halt in the last {averted.days} days has a crash rate to estimate from."
+    plural = "s" if averted.halts != 1 else ""
+    return (
+        f"Halts in the last {averted.days} days spared about {averted.crashes:,.0f} crashes "
+        f"({averted.halts} update{plural}, had each gone on to 100% for {averted.period} days)."
+    )

@@ -7,7 +7,15 @@ from datetime import UTC, datetime, timedelta
 import factory
 from django.contrib.auth import get_user_model
 
-from overview.models import CrashReport, ErrorBucket, Override, Problem, ProblemKind
+from overview.models import (
+    Assessment,
+    CrashReport,
+    ErrorBucket,
+    Override,
+    Problem,
+    ProblemKind,
+    Verdict,
+)
 from packages.models import (
     EventKind,
     Person,
@@ -123,6 +131,30 @@ class ProblemFactory(factory.django.DjangoModelFactory):
     last_seen_at = NOW
 
 
+class AssessmentFactory(factory.django.DjangoModelFactory):
+    """A healthy verdict of the sequential judge, with measured uptake."""
+
+    class Meta:
+        model = Assessment
+
+    publication = factory.SubFactory(PublicationFactory)
+    judge = "sequential"
+    verdict = Verdict.HEALTHY
+    evidence = "crash rate 0.9× (0.6–1.3×) the previous version's over 240 crash events: healthy"
+    ratio = 0.9
+    ratio_low = 0.6
+    ratio_high = 1.3
+    crashes_new = 40
+    crashes_old = 200
+    share = 0.21
+    share_low = 0.15
+    share_high = 0.26
+    uptake_hours = 8.0
+    sightings = 120
+    exposure_hours = 3.5
+    assessed_at = NOW
+
+
 class OverrideFactory(factory.django.DjangoModelFactory):
     class Meta:
         model = Override
@@ -164,7 +196,8 @@ class SourceSyncFactory(factory.django.DjangoModelFactory):
 
 def phasing_archive(count: int) -> list[Publication]:
     """`count` updates across two releases in every active state, with problems, an
-    override and pause and halt events: the rows whose cells cost queries on the pages."""
+    override, pause and halt events and verdicts (some not yet judged): the rows whose
+    cells cost queries on the pages."""
     noble = ReleaseFactory(codename="noble", version="24.04")
     jammy = ReleaseFactory(codename="jammy", version="22.04")
     admin = UserFactory(username="ada")
@@ -197,6 +230,14 @@ def phasing_archive(count: int) -> list[Publication]:
                 new_state=PhasingState.HALTED,
                 reason="new problem",
             )
+            AssessmentFactory(
+                publication=publication,
+                verdict=Verdict.REGRESSED,
+                evidence="new bucket crash_here (4 systems, 5 reports)",
+                averted=120.0,
+            )
+        elif n % 2:
+            AssessmentFactory(publication=publication)
         PhasingEventFactory(publication=publication)
         publications.append(publication)
     return publications

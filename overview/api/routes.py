@@ -68,6 +68,34 @@ def _policy_out(rules: policy_rules.Rules) -> dict:
         "ceiling": rules.ceiling,
         "schedule": list(rules.schedule),
         "quiet_weekend": rules.quiet_weekend,
+        "judge": rules.judge,
+        "insufficient_gate": rules.insufficient_gate,
+        "insufficient_max_hold_seconds": int(rules.insufficient_max_hold.total_seconds()),
+    }
+
+
+def _verdict_out(publication: PublicationInPhasing) -> dict | None:
+    assessment = getattr(publication, "assessment", None)
+    if assessment is None:
+        return None
+    return {
+        "verdict": assessment.verdict,
+        "judge": assessment.judge,
+        "evidence": assessment.evidence,
+        "rate_ratio": assessment.ratio,
+        "rate_ratio_low": assessment.ratio_low,
+        "rate_ratio_high": assessment.ratio_high,
+        "crash_events_new": assessment.crashes_new,
+        "crash_events_previous": assessment.crashes_old,
+        "crash_events_needed": assessment.crashes_needed,
+        "share_running": assessment.share,
+        "share_running_low": assessment.share_low,
+        "share_running_high": assessment.share_high,
+        "share_measured": assessment.share_measured,
+        "uptake_hours": assessment.uptake_hours,
+        "exposure_hours": assessment.exposure_hours,
+        "crashes_averted": assessment.averted,
+        "assessed_at": assessment.assessed_at,
     }
 
 
@@ -108,6 +136,7 @@ def _publication_out(
             }
             for view in selectors.problem_views(publication)
         ],
+        "verdict": _verdict_out(publication),
         "history_url": request.build_absolute_uri(
             f"{history}?release={publication.release.codename}"
         ),
@@ -160,6 +189,7 @@ class PublicationFilters(Schema):
     state: str | None = None
     percentage_min: int | None = None
     percentage_max: int | None = None
+    verdict: str | None = None
     q: str | None = None
     page: int = 1
     per_page: int = DEFAULT_PER_PAGE
@@ -173,11 +203,12 @@ class PublicationFilters(Schema):
 )
 def publications(request: HttpRequest, filters: Query[PublicationFilters]):
     """Filters as on the overview page: release (codename), state (phasing, paused,
-    halted), percentage_min and percentage_max (0..100), q (part of the package name)."""
+    halted), verdict (regressed, healthy, insufficient), percentage_min and percentage_max
+    (0..100), q (part of the package name)."""
     if filters.page < 1 or not 1 <= filters.per_page <= MAX_PER_PAGE:
         raise HttpError(400, f"page is 1 or more and per_page 1..{MAX_PER_PAGE}")
     data = QueryDict(mutable=True)
-    for name in ("release", "state", "percentage_min", "percentage_max", "q"):
+    for name in ("release", "state", "verdict", "percentage_min", "percentage_max", "q"):
         value = getattr(filters, name)
         if value is not None:
             data[name] = str(value)

@@ -14,6 +14,31 @@ class PolicyOut(Schema):
     ceiling: int
     schedule: list[int]
     quiet_weekend: bool
+    judge: str
+    insufficient_gate: int | None
+    insufficient_max_hold_seconds: int
+
+
+class VerdictOut(Schema):
+    """What the evidence says of the update as of the controller's last tick."""
+
+    verdict: str  # regressed, healthy or insufficient
+    judge: str  # ubuntu or sequential
+    evidence: str  # the test and the figures, in words
+    rate_ratio: float | None
+    rate_ratio_low: float | None
+    rate_ratio_high: float | None
+    crash_events_new: int
+    crash_events_previous: int
+    crash_events_needed: int  # about how many more to tell a doubling (insufficient)
+    share_running: float  # estimated share of machines on the new version now
+    share_running_low: float
+    share_running_high: float
+    share_measured: bool
+    uptake_hours: float
+    exposure_hours: float  # machine-hours on the new version per machine
+    crashes_averted: float | None  # by a halt, over PHASING_AVERTED_DAYS at 100 %
+    assessed_at: datetime
 
 
 class NextStepOut(Schema):
@@ -49,6 +74,7 @@ class PublicationOut(Schema):
     policy: PolicyOut
     next_step: NextStepOut
     problems: list[ProblemOut]
+    verdict: VerdictOut | None
     history_url: str
     events_url: str
 

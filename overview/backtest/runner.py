@@ -12,14 +12,17 @@ no broker: write-backs are recorded, emails stay in memory.
 from __future__ import annotations
 
 import contextlib
+import multiprocessing
 import os
+import queue
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
 from django.core.management import call_command
-from django.db import connection
+from django.db import connection, connections
 from django.test.utils import override_settings, setup_databases, teardown_databases
 
 from overview import controller
@@ -107,8 +110,13 @@ def run(
     seed: int,
     progress: Callable[[int], None] | None = None,
     uptake_estimate_factor: float = 1.0,
+    jobs: int = 1,
 ) -> list[Outcome]:
-    """Every update under every judge; `progress` is told of each simulated hour."""
+    """Every update under every judge; `progress` is told of each simulated hour. With
+    `jobs` above 1 the judges run side by side, each in a process and database of its own
+    (they share nothing but the scenario), so two judges take the time of one."""
+    if jobs > 1 and len(judges) > 1:
+        return _run_side_by_side(scenario, judges, seed, progress, uptake_estimate_factor, jobs)
     outcomes: list[Outcome] = []
     with scratch_database():
         for judge in judges:
@@ -119,6 +127,46 @@ def run(
             ):
                 outcomes.extend(_run_judge(scenario, judge, seed, progress))
     return outcomes
+
+
+def _run_side_by_side(
+    scenario: Scenario,
+    judges: Sequence[str],
+    seed: int,
+    progress: Callable[[int], None] | None,
+    uptake_estimate_factor: float,
+    jobs: int,
+) -> list[Outcome]:
+    # Forked children must not share the parent's database connection.
+    connections.close_all()
+    context = multiprocessing.get_context("fork")
+    with context.Manager() as manager, ProcessPoolExecutor(jobs, mp_context=context) as pool:
+        hours = manager.Queue()
+        futures = [
+            pool.submit(_run_child, scenario, judge, seed, uptake_estimate_factor, hours)
+            for judge in judges
+        ]
+        while not all(future.done() for future in futures) or not hours.empty():
+            try:
+                hours.get(timeout=0.5)
+            except queue.Empty:
+                continue
+            if progress:
+                progress(1)
+        # In the judges' order; a child's failure is raised here.
+        return [outcome for future in futures for outcome in future.result()]
+
+
+def _run_child(
+    scenario: Scenario, judge: str, seed: int, uptake_estimate_factor: float, hours: queue.Queue
+) -> list[Outcome]:
+    return run(
+        scenario,
+        judges=[judge],
+        seed=seed,
+        progress=hours.put,
+        uptake_estimate_factor=uptake_estimate_factor,
+    )
 
 
 def _run_judge(
@@ -236,7 +284,10 @@ def _history(update: Update, publication: Publication, world: UpdateWorld) -> No
     for signature, (reports, machines) in buckets.items():
         bucket, _ = ErrorBucket.objects.get_or_create(
             signature=signature,
-            defaults={"function": signature.split(":")[2], "source_package_id": publication.source_package_id},
+            defaults={
+                "function": signature.split(":")[2],
+                "source_package_id": publication.source_package_id,
+            },
         )
         BucketVersionStat.objects.create(
             release_id=publication.release_id,
@@ -255,7 +306,11 @@ def _outcomes(
     judge: str,
 ) -> list[Outcome]:
     finals = {p.pk: p for p in Publication.objects.filter(pk__in=publications)}
-    verdicts = dict(Assessment.objects.filter(publication__in=publications).values_list("publication", "verdict"))
+    verdicts = dict(
+        Assessment.objects.filter(publication__in=publications).values_list(
+            "publication", "verdict"
+        )
+    )
     # What halted it: the problems found by the hour of the halt, not those seen after.
     kinds: dict[int, set[str]] = {}
     for publication_id, kind, found in Problem.objects.filter(publication__in=halts).values_list(
@@ -275,7 +330,9 @@ def _outcomes(
         halt = halts.get(pk)
         reason = None
         if halt is not None:
-            reason = "new-bucket" if ProblemKind.NEW_BUCKET in kinds.get(pk, set()) else "increased-rate"
+            reason = (
+                "new-bucket" if ProblemKind.NEW_BUCKET in kinds.get(pk, set()) else "increased-rate"
+            )
         reached = completed.get(pk)
         outcomes.append(
             Outcome(

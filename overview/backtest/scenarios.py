@@ -181,7 +181,9 @@ def _update(raw: Any, n: int) -> Update:
         signature = values["signature"]
         if not isinstance(signature, str) or not signature.strip() or len(signature) > 900:
             raise ScenarioError(f"{bucket_where}: signature must be a non-empty string")
-        rate = _number(values["crashes_per_machine_day"], f"{bucket_where}: crashes_per_machine_day", low=0)
+        rate = _number(
+            values["crashes_per_machine_day"], f"{bucket_where}: crashes_per_machine_day", low=0
+        )
         buckets.append(NewBucket(signature, float(rate)))
     return Update(
         id=update_id,
@@ -189,13 +191,29 @@ def _update(raw: Any, n: int) -> Update:
         source_package=source,
         version=version,
         previous_version=previous,
-        machines=int(_number(fields["machines"], f"{where}: machines", integer=True, low=1, high=MAX_MACHINES)),
-        uptake_hours=float(_number(fields["uptake_hours"], f"{where}: uptake_hours", low=0, low_open=True)),
+        machines=int(
+            _number(
+                fields["machines"], f"{where}: machines", integer=True, low=1, high=MAX_MACHINES
+            )
+        ),
+        uptake_hours=float(
+            _number(fields["uptake_hours"], f"{where}: uptake_hours", low=0, low_open=True)
+        ),
         previous_crashes_per_machine_day=float(
-            _number(fields["previous_crashes_per_machine_day"], f"{where}: previous_crashes_per_machine_day", low=0, high=100)
+            _number(
+                fields["previous_crashes_per_machine_day"],
+                f"{where}: previous_crashes_per_machine_day",
+                low=0,
+                high=100,
+            )
         ),
         new_crashes_per_machine_day=float(
-            _number(fields["new_crashes_per_machine_day"], f"{where}: new_crashes_per_machine_day", low=0, high=100)
+            _number(
+                fields["new_crashes_per_machine_day"],
+                f"{where}: new_crashes_per_machine_day",
+                low=0,
+                high=100,
+            )
         ),
         new_buckets=tuple(buckets),
         policy=_policy(fields["policy"], f"{where}: policy") if "policy" in fields else None,
@@ -207,27 +225,43 @@ def _policy(raw: Any, where: str) -> PolicySpec:
     spec: dict[str, Any] = {}
     for name in ("start_percentage", "ceiling", "insufficient_gate"):
         if name in values and values[name] is not None:
-            spec[name] = int(_number(values[name], f"{where}: {name}", integer=True, low=0, high=100))
+            spec[name] = int(
+                _number(values[name], f"{where}: {name}", integer=True, low=0, high=100)
+            )
     if "step" in values:
         spec["step"] = int(_number(values["step"], f"{where}: step", integer=True, low=1, high=100))
     for name in ("interval_hours", "insufficient_max_hold_hours"):
         if name in values:
-            spec[name] = float(_number(values[name], f"{where}: {name}", low=0, low_open=name == "interval_hours", high=MAX_HOURS))
+            spec[name] = float(
+                _number(
+                    values[name],
+                    f"{where}: {name}",
+                    low=0,
+                    low_open=name == "interval_hours",
+                    high=MAX_HOURS,
+                )
+            )
     if "quiet_weekend" in values:
         if not isinstance(values["quiet_weekend"], bool):
             raise ScenarioError(f"{where}: quiet_weekend must be true or false")
         spec["quiet_weekend"] = values["quiet_weekend"]
     if "schedule" in values:
         schedule = values["schedule"]
-        if not isinstance(schedule, list) or not all(
-            isinstance(p, int) and not isinstance(p, bool) and 0 <= p <= 100 for p in schedule
-        ) or schedule != sorted(schedule):
+        if (
+            not isinstance(schedule, list)
+            or not all(
+                isinstance(p, int) and not isinstance(p, bool) and 0 <= p <= 100 for p in schedule
+            )
+            or schedule != sorted(schedule)
+        ):
             raise ScenarioError(f"{where}: schedule must be rising percentages 0..100")
         spec["schedule"] = tuple(schedule)
     return PolicySpec(**spec)
 
 
-def _mapping(raw: Any, where: str, allowed: set[str], *, required: tuple[str, ...]) -> dict[str, Any]:
+def _mapping(
+    raw: Any, where: str, allowed: set[str], *, required: tuple[str, ...]
+) -> dict[str, Any]:
     if not isinstance(raw, Mapping):
         raise ScenarioError(f"{where} must be an object")
     unknown = sorted(set(raw) - allowed)

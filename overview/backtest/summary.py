@@ -13,7 +13,12 @@ from dataclasses import dataclass
 from overview.backtest.runner import Outcome
 from overview.backtest.scenarios import Scenario, Update
 
-SIZE_BINS = ((1.0, 1.5, "rate 1.2–1.5×"), (1.5, 2.0, "rate 1.5–2×"), (2.0, 5.0, "rate 2–5×"), (5.0, float("inf"), "rate 5× or more"))
+SIZE_BINS = (
+    (1.0, 1.5, "rate 1.2–1.5×"),
+    (1.5, 2.0, "rate 1.5–2×"),
+    (2.0, 5.0, "rate 2–5×"),
+    (5.0, float("inf"), "rate 5× or more"),
+)
 # The yardstick: regressions of 2× or more in packages with 100 crashes a day or more.
 LARGE_RATIO, BUSY_CRASHES_PER_DAY = 2.0, 100.0
 
@@ -64,7 +69,9 @@ def summarise(scenario: Scenario, outcomes: Sequence[Outcome], judge: str) -> Ju
         if truth[o.id].rate_ratio >= LARGE_RATIO
         and truth[o.id].previous_crashes_per_day >= BUSY_CRASHES_PER_DAY
     ]
-    before_halt = [o.machine_hours_before_halt for o in bad if o.machine_hours_before_halt is not None]
+    before_halt = [
+        o.machine_hours_before_halt for o in bad if o.machine_hours_before_halt is not None
+    ]
     to_full = [o.hours_to_100 for o in healthy if o.hours_to_100 is not None]
     return JudgeSummary(
         judge=judge,
@@ -102,16 +109,31 @@ def table(summaries: Sequence[JudgeSummary]) -> str:
     def add(label: str, values: Sequence[str]) -> None:
         rows.append((label, *values))
 
-    add("healthy updates halted", [f"{s.healthy_halted} of {s.healthy} ({100 * s.healthy_halt_rate:.1f}%)" for s in summaries])
+    add(
+        "healthy updates halted",
+        [
+            f"{s.healthy_halted} of {s.healthy} ({100 * s.healthy_halt_rate:.1f}%)"
+            for s in summaries
+        ],
+    )
     kinds = sorted({k for s in summaries for k in s.caught})
     for kind in kinds:
-        add(f"caught before 100%: {kind}", [_fraction(*s.caught.get(kind, (0, 0))) for s in summaries])
-    add("caught: 2× or more at 100+ crashes/day", [_fraction(*s.large_busy_caught) for s in summaries])
+        add(
+            f"caught before 100%: {kind}",
+            [_fraction(*s.caught.get(kind, (0, 0))) for s in summaries],
+        )
+    add(
+        "caught: 2× or more at 100+ crashes/day",
+        [_fraction(*s.large_busy_caught) for s in summaries],
+    )
     add(
         "median machine-hours on a bad version before its halt",
         [_number(s.median_machine_hours_before_halt) for s in summaries],
     )
-    add("machine-hours on bad versions, all", [_number(s.machine_hours_on_bad_versions) for s in summaries])
+    add(
+        "machine-hours on bad versions, all",
+        [_number(s.machine_hours_on_bad_versions) for s in summaries],
+    )
     add("left with insufficient evidence", [str(s.insufficient) for s in summaries])
     add("median hours to 100% (healthy)", [_number(s.healthy_hours_to_100) for s in summaries])
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
@@ -138,14 +160,20 @@ def checks(sequential: JudgeSummary, ubuntu: JudgeSummary) -> list[tuple[str, bo
             "sequential halts fewer healthy updates than Ubuntu's rules",
             sequential.healthy_halted < ubuntu.healthy_halted or ubuntu.healthy_halted == 0,
         ),
-        ("sequential catches 90% of 2× regressions at 100+ crashes/day", of == 0 or got >= 0.9 * of),
+        (
+            "sequential catches 90% of 2× regressions at 100+ crashes/day",
+            of == 0 or got >= 0.9 * of,
+        ),
         (
             "sequential misses no new-bucket regression Ubuntu's new-bucket rule catches",
             ubuntu.new_bucket_rule_caught <= sequential.new_bucket_caught,
         ),
         (
             "... with no more machine-hours on them before the halt",
-            sum(sequential.machine_hours_before_halt.get(i, 0.0) for i in ubuntu.new_bucket_rule_caught)
+            sum(
+                sequential.machine_hours_before_halt.get(i, 0.0)
+                for i in ubuntu.new_bucket_rule_caught
+            )
             <= sum(ubuntu.machine_hours_before_halt[i] for i in ubuntu.new_bucket_rule_caught),
         ),
         (

@@ -96,7 +96,11 @@ class UpdateWorld:
         weights = [1 / (rank + 1) ** 1.2 for rank in range(count)]
         total = sum(weights)
         self.buckets = [
-            Bucket(f"/usr/bin/{update.source_package}:11:frame_{n}:{update.id}", f"frame_{n}", w / total)
+            Bucket(
+                f"/usr/bin/{update.source_package}:11:frame_{n}:{update.id}",
+                f"frame_{n}",
+                w / total,
+            )
             for n, w in enumerate(weights)
         ]
         self.dependents = DEPENDENT_CRASHES_PER_MACHINE_DAY * centrality(update.source_package)
@@ -175,9 +179,13 @@ class UpdateWorld:
             )
 
         for bucket in self.buckets:
-            for _ in range(poisson(rng, on_old * update.previous_crashes_per_machine_day * bucket.weight / 24)):
+            for _ in range(
+                poisson(rng, on_old * update.previous_crashes_per_machine_day * bucket.weight / 24)
+            ):
                 crash(bucket.signature, bucket.function, update.previous_version, False)
-            for _ in range(poisson(rng, on_new * update.new_crashes_per_machine_day * bucket.weight / 24)):
+            for _ in range(
+                poisson(rng, on_new * update.new_crashes_per_machine_day * bucket.weight / 24)
+            ):
                 crash(bucket.signature, bucket.function, update.version, True)
         for new_bucket in update.new_buckets:
             for _ in range(poisson(rng, on_new * new_bucket.crashes_per_machine_day / 24)):
@@ -195,7 +203,9 @@ class UpdateWorld:
         for n in range(poisson(rng, update.machines * self.dependents / 24)):
             index = rng.randrange(update.machines)
             machine = self.machine(index)[0]
-            version = update.version if self._installed(index, percentage) else update.previous_version
+            version = (
+                update.version if self._installed(index, percentage) else update.previous_version
+            )
             reports.append(
                 CrashReportRecord(
                     external_id=f"{update.id}:{self.release}:{number}:dependent:{n}",
@@ -220,7 +230,10 @@ class UpdateWorld:
         when every machine ran it; and per bucket seen in them, (reports, machines)."""
         update = self.update
         rng = _seeded(self.seed, update.id, "history")
-        daily = [poisson(rng, update.machines * update.previous_crashes_per_machine_day) for _ in range(days)]
+        daily = [
+            poisson(rng, update.machines * update.previous_crashes_per_machine_day)
+            for _ in range(days)
+        ]
         total = sum(daily)
         seen: dict[str, tuple[int, int]] = {}
         remaining = total

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from django.db import models
 
+from packages import policy
 from packages.models import Publication, Release, SourcePackage
 
 
@@ -75,7 +76,7 @@ class Assessment(models.Model):
     publication = models.OneToOneField(
         Publication, primary_key=True, on_delete=models.CASCADE, related_name="assessment"
     )
-    judge = models.CharField(max_length=20)
+    judge = models.CharField(max_length=20, choices=policy.JUDGE_CHOICES)
     verdict = models.CharField(max_length=20, choices=Verdict.choices)
     # The words people read, with the figures: "crash rate 1.1× the previous version's ...".
     evidence = models.CharField(max_length=500)
@@ -90,8 +91,10 @@ class Assessment(models.Model):
     share_low = models.FloatField(default=0.0)
     share_high = models.FloatField(default=0.0)
     uptake_hours = models.FloatField(default=0.0)
-    # Machines seen in other packages' reports the uptake rests on (0: modelled only).
+    # Machines seen in other packages' reports, and whole days of the previous version's
+    # crashes falling away, the uptake rests on (both 0: modelled only).
     sightings = models.PositiveIntegerField(default=0)
+    measured_days = models.PositiveSmallIntegerField(default=0)
     # Σ share × hours since publication: machine-hours on the new version per machine.
     exposure_hours = models.FloatField(default=0.0)
     # Crashes a halt spared the machines that never took the update, over
@@ -110,4 +113,6 @@ class Assessment(models.Model):
 
     @property
     def share_measured(self) -> bool:
-        return self.sightings > 0
+        """Whether the share rests on data (other packages' reports, the previous version's
+        crashes falling away), not only on the model's belief."""
+        return self.sightings > 0 or self.measured_days > 0

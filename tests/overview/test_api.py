@@ -7,9 +7,11 @@ from datetime import timedelta
 import pytest
 
 from overview import apt_phasing
+from overview.models import Verdict
 from packages.models import PhasingState
 from tests.factories import (
     NOW,
+    AssessmentFactory,
     CrashReportFactory,
     ErrorBucketFactory,
     OverrideFactory,
@@ -56,6 +58,9 @@ def test_publications_carry_percentage_state_policy_next_step_and_problems(anony
         "ceiling": 100,
         "schedule": [],
         "quiet_weekend": False,
+        "judge": "sequential",
+        "insufficient_gate": None,
+        "insufficient_max_hold_seconds": 172800,
     }
     assert item["next_step"]["text"] == "halted: png_read_row"
     assert item["problems"] == [
@@ -69,6 +74,45 @@ def test_publications_carry_percentage_state_policy_next_step_and_problems(anony
         }
     ]
     assert item["events_url"] == f"http://testserver/api/v1/publications/{publication.pk}/events/"
+
+
+def test_a_publication_carries_its_verdict_the_evidence_and_the_share_running_it(anonymous):
+    AssessmentFactory(
+        publication=PublicationFactory(source_package=SourcePackageFactory(name="bash")),
+        verdict=Verdict.INSUFFICIENT,
+        evidence="insufficient evidence: about 140 more crash events to tell a doubling",
+        ratio=1.1,
+        ratio_low=0.5,
+        ratio_high=2.4,
+        crashes_new=6,
+        crashes_old=30,
+        crashes_needed=140,
+        share=0.21,
+        share_low=0.15,
+        share_high=0.26,
+        sightings=0,
+        measured_days=0,
+    )
+    PublicationFactory(source_package=SourcePackageFactory(name="zsh"))
+
+    bash, zsh = anonymous.get("/api/v1/publications/").json()["results"]
+
+    verdict = bash["verdict"]
+    assert verdict["verdict"] == "insufficient" and verdict["judge"] == "sequential"
+    assert verdict["evidence"].startswith("insufficient evidence: about 140 more")
+    assert (verdict["rate_ratio_low"], verdict["rate_ratio"], verdict["rate_ratio_high"]) == (
+        0.5,
+        1.1,
+        2.4,
+    )
+    assert (verdict["crash_events_new"], verdict["crash_events_needed"]) == (6, 140)
+    assert (verdict["share_running"], verdict["share_measured"]) == (0.21, False)
+    assert verdict["crashes_averted"] is None
+    assert zsh["verdict"] is None
+    assert [
+        i["source_package"]
+        for i in anonymous.get("/api/v1/publications/?verdict=insufficient").json()["results"]
+    ] == ["bash"]
 
 
 def test_a_phasing_publication_says_when_its_next_step_comes(anonymous):
@@ -131,6 +175,7 @@ def test_publications_are_paginated_with_a_next_link(anonymous):
         ("percentage_max=150", "percentage_max"),
         ("release=nosuch", "release"),
         ("state=exploded", "state"),
+        ("verdict=fine", "verdict"),
     ],
 )
 def test_bad_query_parameters_give_400_with_a_message(anonymous, query, message):
@@ -246,8 +291,8 @@ def test_the_openapi_schema_and_docs_are_served_without_a_cdn(anonymous):
 @pytest.mark.parametrize("size", [3, 40])
 def test_api_lists_cost_a_fixed_number_of_queries(anonymous, django_assert_num_queries, size):
     publications = phasing_archive(size)
-    # 1 the release of the filter, 2 count, 3 policies, 4 page, 5 problems with their
-    # covering overrides, 6 pause and halt events.
+    # 1 the release of the filter, 2 count, 3 policies, 4 page with the assessments,
+    # 5 problems with their covering overrides, 6 pause and halt events.
     with django_assert_num_queries(6):
         assert anonymous.get("/api/v1/publications/?release=noble&per_page=100").status_code == 200
     # 1 release, 2 count, 3 page of publications, 4 policies.

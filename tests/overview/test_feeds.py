@@ -7,9 +7,11 @@ from xml.etree import ElementTree
 
 import pytest
 
+from overview.models import Verdict
 from packages.models import EventKind, PhasingState
 from tests.factories import (
     NOW,
+    AssessmentFactory,
     PhasingEventFactory,
     PublicationFactory,
     ReleaseFactory,
@@ -93,15 +95,37 @@ def test_an_unknown_release_is_a_404(anonymous, url):
     assert anonymous.get(url).status_code == 404
 
 
+def test_an_entry_says_the_verdict_now_with_its_evidence(anonymous):
+    event = PhasingEventFactory(
+        kind=EventKind.HALTED,
+        new_percentage=0,
+        new_state=PhasingState.HALTED,
+        reason="new problem: png_read_row",
+    )
+    AssessmentFactory(
+        publication=event.publication,
+        verdict=Verdict.REGRESSED,
+        evidence="new bucket png_read_row (4 systems, 5 reports)",
+    )
+
+    [entry] = _entries(anonymous.get("/feeds/changes/"))
+
+    assert entry["summary"].endswith(
+        "Verdict now: regressed, new bucket png_read_row (4 systems, 5 reports)."
+    )
+
+
 @pytest.mark.parametrize("size", [3, 40])
 def test_feeds_cost_a_fixed_number_of_queries(anonymous, django_assert_num_queries, size):
     noble = ReleaseFactory(codename="noble")
     for n in range(size):
-        PhasingEventFactory(
+        event = PhasingEventFactory(
             publication=PublicationFactory(
                 release=noble, source_package=SourcePackageFactory(name=f"p{n}")
             )
         )
-    # 1 the release of the filter, 2 the events with their publications.
+        if n % 2:
+            AssessmentFactory(publication=event.publication)
+    # 1 the release of the filter, 2 the events with their publications and verdicts.
     with django_assert_num_queries(2):
         assert anonymous.get("/feeds/changes/?release=noble").status_code == 200

@@ -112,7 +112,10 @@ def test_an_unchanged_rate_does_not_halt_and_its_verdict_says_why():
 
 def test_a_machine_in_a_crash_loop_is_one_event_an_hour():
     publication = update()
-    loop = [report(f"loop-{n}", NEW, T0 - HOUR + timedelta(minutes=n), "same-machine") for n in range(50)]
+    loop = [
+        report(f"loop-{n}", NEW, T0 - HOUR + timedelta(minutes=n), "same-machine")
+        for n in range(50)
+    ]
     crash_reports_ingest(loop)
     [count] = HourlyCrashCount.objects.filter(version=NEW)
     assert (count.reports, count.events) == (50, 1)
@@ -135,9 +138,9 @@ def test_by_ubuntus_rules_a_rise_only_the_sequential_test_sees_is_evidence_not_a
     publication = update()
     PolicyFactory(source_package=publication.source_package, judge="ubuntu")
     # Only yesterday's hours: nothing today for Ubuntu's rule to count.
-    crash_reports_ingest([
-        r for r in crashes(ratio=3.0, per_hour=12) if r.reported_at < T0 - 12 * HOUR
-    ])
+    crash_reports_ingest(
+        [r for r in crashes(ratio=3.0, per_hour=12) if r.reported_at < T0 - 12 * HOUR]
+    )
     tick()
     publication.refresh_from_db()
     assert publication.state == PhasingState.PHASING
@@ -172,9 +175,7 @@ def test_the_uptake_is_measured_from_other_packages_reports_listing_this_one():
 
 def test_a_package_s_own_reports_never_count_as_sightings_of_itself():
     update()
-    own = [
-        report(f"own-{n}", NEW, T0 - HOUR, f"m{n}", versions={"tool": NEW}) for n in range(5)
-    ]
+    own = [report(f"own-{n}", NEW, T0 - HOUR, f"m{n}", versions={"tool": NEW}) for n in range(5)]
     crash_reports_ingest(own)
     assert not VersionSighting.objects.filter(binary="tool").exists()
 

@@ -49,10 +49,7 @@ def test_an_equal_rate_is_never_called_regressed_in_1000_ramps_beyond_alpha():
     rng = np.random.default_rng(12)
     runs = 1000
     flagged = sum(
-        any(
-            v.verdict == Verdict.REGRESSED
-            for v in ramp(rng, ratio=1.0, per_day=200, bounds=False)
-        )
+        any(v.verdict == Verdict.REGRESSED for v in ramp(rng, ratio=1.0, per_day=200, bounds=False))
         for _ in range(runs)
     )
     assert flagged / runs <= bound(0.01, runs)

@@ -9,11 +9,12 @@ from datetime import timedelta
 
 import pytest
 
-from overview.models import ProblemKind
+from overview.models import ProblemKind, Verdict
 from packages.holds import HoldReason
-from packages.models import PhasingState
+from packages.models import EventKind, PhasingState
 from tests.factories import (
     NOW,
+    AssessmentFactory,
     CrashReportFactory,
     OverrideFactory,
     PhasingEventFactory,
@@ -152,6 +153,73 @@ def test_an_overridden_problem_is_shown_as_overridden_and_does_not_explain_the_h
     assert f'class="overridden">{bucket_link} <span class="tag">overridden</span>' in html
 
 
+def test_each_update_shows_its_verdict_with_the_figures_and_the_share_running_it(anonymous):
+    AssessmentFactory(
+        publication=PublicationFactory(
+            source_package=SourcePackageFactory(name="bash"), phased_update_percentage=30
+        ),
+        verdict=Verdict.INSUFFICIENT,
+        evidence="insufficient evidence: about 140 more crash events to tell a doubling",
+        share=0.21,
+        sightings=0,
+        measured_days=2,
+    )
+    PublicationFactory(source_package=SourcePackageFactory(name="zsh"))
+
+    html = anonymous.get("/").content.decode()
+
+    assert '<span class="verdict verdict-insufficient">Insufficient evidence</span>' in html
+    assert "about 140 more crash events to tell a doubling" in html
+    # The target percentage and, beside it, how many machines really run it so far.
+    assert "about 21% running it (measured)" in html
+    assert '<span class="muted">not yet judged</span>' in html
+
+
+def test_the_share_running_an_update_says_when_it_is_only_modelled(anonymous):
+    AssessmentFactory(share=0.08, sightings=0, measured_days=0)
+
+    assert "about 8% running it (modelled)" in anonymous.get("/").content.decode()
+
+
+def test_the_verdict_filter_lives_in_the_url_and_in_the_export(anonymous):
+    for name, verdict in (("bash", Verdict.HEALTHY), ("zsh", Verdict.INSUFFICIENT)):
+        AssessmentFactory(
+            publication=PublicationFactory(source_package=SourcePackageFactory(name=name)),
+            verdict=verdict,
+        )
+    PublicationFactory(source_package=SourcePackageFactory(name="unjudged"))
+
+    assert _rows(anonymous.get("/?verdict=insufficient")) == ["zsh"]
+    assert _rows(anonymous.get("/?verdict=healthy")) == ["bash"]
+    [row] = json.loads(anonymous.get("/?verdict=healthy&_export=json").content)
+    assert row["Verdict"].startswith("healthy: crash rate 0.9×")
+
+
+def test_the_header_estimates_the_crashes_halts_spared(anonymous):
+    for n, averted in enumerate((1200.4, 300.0)):
+        publication = PublicationFactory(
+            source_package=SourcePackageFactory(name=f"halted-{n}"),
+            state=PhasingState.HALTED,
+            phased_update_percentage=0,
+        )
+        PhasingEventFactory(publication=publication, kind=EventKind.HALTED, new_percentage=0)
+        AssessmentFactory(publication=publication, verdict=Verdict.REGRESSED, averted=averted)
+    # A halt of long ago no longer counts.
+    old = PublicationFactory(state=PhasingState.HALTED, phased_update_percentage=0)
+    PhasingEventFactory(publication=old, kind=EventKind.HALTED, created_at=NOW - timedelta(days=40))
+    AssessmentFactory(publication=old, verdict=Verdict.REGRESSED, averted=9999.0)
+
+    html = anonymous.get("/").content.decode()
+
+    assert "Halts in the last 30 days spared about 1,500 crashes (2 updates" in html
+
+
+def test_without_a_recent_halt_the_header_says_there_is_nothing_to_estimate(anonymous):
+    html = anonymous.get("/").content.decode()
+
+    assert "No halt in the last 30 days has a crash rate to estimate from." in html
+
+
 def test_filters_by_release_state_percentage_and_name_live_in_the_url(anonymous):
     noble = ReleaseFactory(codename="noble", version="24.04")
     jammy = ReleaseFactory(codename="jammy", version="22.04")
@@ -226,6 +294,7 @@ def test_bad_sort_and_page_parameters_are_ignored(anonymous, query):
         ("?percentage_max=101", "less than or equal to 100"),
         ("?release=nosuchrelease", "Select a valid choice."),
         ("?state=exploded", "Select a valid choice."),
+        ("?verdict=fine", "Select a valid choice."),
     ],
 )
 def test_bad_filters_answer_400_with_a_message_and_the_rest_of_the_page(anonymous, query, message):
@@ -321,10 +390,11 @@ def test_the_footer_says_where_the_data_came_from_and_when(anonymous):
 def test_the_page_costs_a_fixed_number_of_queries(anonymous, django_assert_num_queries, size):
     phasing_archive(size)
     SourceSyncFactory()
-    # 1 policies, 2 count, 3 summary aggregate, 4 page of publications, 5 releases of the
-    # filter form, 6 recently completed, 7 their active problems with covering overrides,
-    # 8 their pause and halt events, 9 source syncs in the footer.
-    with django_assert_num_queries(9):
+    # 1 policies, 2 count, 3 summary aggregate, 4 page of publications with their
+    # assessments, 5 releases of the filter form, 6 recently completed, 7 crashes halts
+    # spared, 8 their active problems with covering overrides, 9 their pause and halt
+    # events, 10 source syncs in the footer.
+    with django_assert_num_queries(10):
         response = anonymous.get("/")
     assert response.status_code == 200
 
@@ -334,11 +404,11 @@ def test_the_filtered_page_and_its_export_cost_a_fixed_number_of_queries(
     anonymous, django_assert_num_queries, size
 ):
     phasing_archive(size)
-    # A filter that matches: the 9 above and 10, the release looked up to validate it.
-    with django_assert_num_queries(10):
+    # A filter that matches: the 10 above and 11, the release looked up to validate it.
+    with django_assert_num_queries(11):
         assert anonymous.get("/?release=noble").status_code == 200
     # A filter that matches nothing: no page of rows, so neither problems nor events.
-    with django_assert_num_queries(7):
+    with django_assert_num_queries(8):
         assert anonymous.get("/?release=noble&q=no-such-package").status_code == 200
     # The export: release lookup, policies, every row, problems with overrides, events.
     with django_assert_num_queries(5):
@@ -347,7 +417,12 @@ def test_the_filtered_page_and_its_export_cost_a_fixed_number_of_queries(
 
 @pytest.mark.parametrize(
     "url",
-    ["/source/%00/", "/feeds/changes/?release=%00", "/api/v1/machine/?machine_id=0&release=%00", "/?q=%00"],
+    [
+        "/source/%00/",
+        "/feeds/changes/?release=%00",
+        "/api/v1/machine/?machine_id=0&release=%00",
+        "/?q=%00",
+    ],
 )
 def test_a_nul_byte_anywhere_in_a_request_is_a_400_not_a_500(anonymous, url):
     assert anonymous.get(url).status_code == 400

@@ -6,9 +6,11 @@ from datetime import timedelta
 
 import pytest
 
+from overview.models import Verdict
 from packages.models import ArchiveStatus, EventKind, PhasingState, Pocket
 from tests.factories import (
     NOW,
+    AssessmentFactory,
     PhasingEventFactory,
     PublicationFactory,
     ReleaseFactory,
@@ -112,6 +114,25 @@ def test_it_lists_the_phasing_events_with_actor_and_reason(anonymous, bash):
     assert [e.kind for e in response.context["events"]] == ["halted", "advanced", "published"]
 
 
+def test_each_version_shows_its_verdict_the_evidence_and_what_the_halt_spared(anonymous, bash):
+    _package, _old, current = bash
+    AssessmentFactory(
+        publication=current,
+        verdict=Verdict.REGRESSED,
+        evidence="new bucket readline_crash (4 systems, 5 reports)",
+        share=0.14,
+        crashes_new=12,
+        averted=830.4,
+    )
+
+    html = anonymous.get("/source/bash/").content.decode()
+
+    assert '<span class="verdict verdict-regressed">Regressed</span>' in html
+    assert "new bucket readline_crash (4 systems, 5 reports)" in html
+    assert "about 14% running it (measured); 12 crash events on it" in html
+    assert "The halt spared about 830 crashes (estimate)." in html
+
+
 def test_an_unknown_package_is_a_404_that_suggests_close_names(anonymous, bash):
     SourcePackageFactory(name="bash-completion")
 
@@ -146,7 +167,10 @@ def test_the_page_costs_a_fixed_number_of_queries(anonymous, django_assert_num_q
             PhasingEventFactory(
                 publication=publication, created_at=NOW - timedelta(days=n, hours=step)
             )
-    # 1 package, 2 its releases, 3 count of publications, 4 their page, 5 the events of
-    # the charted ones, 6 count of events, 7 their page, 8 source syncs in the footer.
-    with django_assert_num_queries(8):
+        if n % 2:
+            AssessmentFactory(publication=publication)
+    # 1 package, 2 its releases, 3 count of publications, 4 their page, 5 their
+    # assessments, 6 the events of the charted ones, 7 count of events, 8 their page,
+    # 9 source syncs in the footer.
+    with django_assert_num_queries(9):
         assert anonymous.get("/source/hello/?release=noble").status_code == 200

@@ -120,12 +120,12 @@ def test_the_notes_and_people_cost_no_query_more(anonymous, django_assert_num_qu
         )
         PhasingEventFactory(publication=publication, created_at=NOW - timedelta(days=n))
     # As pinned in test_views_history: 1 package, 2 its releases, 3 count of publications,
-    # 4 their page (people joined), 5 the charted events, 6 count of events, 7 their page,
-    # 8 source syncs in the footer.
-    with django_assert_num_queries(8):
+    # 4 their page (people joined), 5 their assessments, 6 the charted events, 7 count of
+    # events, 8 their page, 9 source syncs in the footer.
+    with django_assert_num_queries(9):
         assert anonymous.get("/source/hello/?release=noble").status_code == 200
     # As pinned in test_views_overview (no footer sync here): 1 policies, 2 count,
-    # 3 summary, 4 page, 5 filter releases, 6 recently completed, 7 problems, 8 pause and
-    # halt events, 9 source syncs.
-    with django_assert_num_queries(9):
+    # 3 summary, 4 page, 5 filter releases, 6 recently completed, 7 crashes halts spared,
+    # 8 problems, 9 pause and halt events, 10 source syncs.
+    with django_assert_num_queries(10):
         assert anonymous.get("/").status_code == 200

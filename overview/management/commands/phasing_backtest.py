@@ -2,6 +2,7 @@
 
     manage.py phasing_backtest --scenarios FILE [--judge ubuntu|sequential|all] [--seed N]
                                [--output FILE.jsonl] [--uptake-estimate-factor F]
+                               [--summary FILE.json] [--jobs N]
 
 One JSON line per update and judge on --output (or standard output), the summary table on
 standard error with a progress bar while it runs. A scenario file that cannot be run, an
@@ -11,6 +12,7 @@ unknown judge or a bad option exits with code 2 and says why.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from typing import Any
@@ -38,6 +40,12 @@ class Command(BaseCommand):
             help="scale the judge's estimate of uptake time, to see what a wrong one does",
         )
         parser.add_argument("--summary", help="also write the summary as JSON here")
+        parser.add_argument(
+            "--jobs",
+            type=int,
+            default=min(2, os.cpu_count() or 1),
+            help="judges run side by side in this many processes (default: 2 if the CPUs allow)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         judges = list(policy.JUDGES) if options["judge"] == "all" else [options["judge"]]
@@ -49,6 +57,8 @@ class Command(BaseCommand):
         factor = options["uptake_estimate_factor"]
         if not 0 < factor < 100:
             raise CommandError("--uptake-estimate-factor is a number above 0", returncode=2)
+        if options["jobs"] < 1:
+            raise CommandError("--jobs is 1 or more", returncode=2)
         try:
             scenario = load(options["scenarios"])
         except ScenarioError as error:
@@ -63,6 +73,7 @@ class Command(BaseCommand):
                 seed=options["seed"],
                 progress=bar.update,
                 uptake_estimate_factor=factor,
+                jobs=options["jobs"],
             )
         lines = "".join(json.dumps(o.line()) + "\n" for o in outcomes)
         if options["output"]:
@@ -77,7 +88,9 @@ class Command(BaseCommand):
         if len(summaries) == 2:
             by_judge = {s.judge: s for s in summaries}
             checks = summary.checks(by_judge[policy.SEQUENTIAL], by_judge[policy.UBUNTU])
-            report += "\n\n" + "\n".join(f"[{'met' if ok else 'MISSED'}] {what}" for what, ok in checks)
+            report += "\n\n" + "\n".join(
+                f"[{'met' if ok else 'MISSED'}] {what}" for what, ok in checks
+            )
         minutes = (time.monotonic() - began) / 60
         self.stderr.write(
             f"\n{len(scenario.updates)} updates × {scenario.hours} hours × {len(judges)} "
