@@ -51,6 +51,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Before sessions and authentication: a cached anonymous page costs two lookups.
+    "overview.page_cache.AnonymousPageCacheMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "overview.middleware.RejectNulBytesMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -137,7 +139,14 @@ STORAGES = {
 REDIS_URL = env_str("REDIS_URL")
 
 if REDIS_URL:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            # A Redis that hangs must not hang the pages: they render without the cache.
+            "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
+        }
+    }
 else:
     CACHES = {
         "default": {
@@ -205,9 +214,10 @@ PHASING_APT_ARCHIVE = env_str("PHASING_APT_ARCHIVE")
 PHASING_APT_GPG_KEY = env_str("PHASING_APT_GPG_KEY")
 PHASING_APT_GPG_HOME = env_str("PHASING_APT_GPG_HOME")
 PHASING_SITE_URL = env_str("PHASING_SITE_URL", "http://127.0.0.1:8000")
-# Anonymous visitors' overview is rendered once per this many seconds and URL (0: never
-# kept). Signed-in people always see it live.
-PHASING_PAGE_CACHE_SECONDS = env_int("PHASING_PAGE_CACHE_SECONDS", 0 if DEBUG else 30, minimum=0)
+# Anonymous visitors' overview is kept until the data changes (overview/page_cache.py):
+# never stale, no time-to-live. Signed-in people always see it rendered.
+PHASING_PAGE_CACHE = env_bool("PHASING_PAGE_CACHE", not DEBUG)
+PHASING_PAGE_CACHE_ALIAS = "default"
 
 # Error-tracker semantics (errors.ubuntu.com, src/errors/cassie.py) as the default thresholds.
 PHASING_NEW_BUCKET_MIN_SYSTEMS = env_int("PHASING_NEW_BUCKET_MIN_SYSTEMS", 3, minimum=1)

@@ -351,19 +351,3 @@ def test_the_filtered_page_and_its_export_cost_a_fixed_number_of_queries(
 )
 def test_a_nul_byte_anywhere_in_a_request_is_a_400_not_a_500(anonymous, url):
     assert anonymous.get(url).status_code == 400
-
-
-def test_with_the_page_cache_on_anonymous_visitors_share_one_rendering_and_people_see_it_live(
-    anonymous, member, settings
-):
-    from django.core.cache import cache
-
-    settings.PHASING_PAGE_CACHE_SECONDS = 60
-    cache.clear()
-    PublicationFactory(source_package__name="cached-one")
-    assert "cached-one" in anonymous.get("/").content.decode()
-    PublicationFactory(source_package__name="fresh-two")
-    assert "fresh-two" not in anonymous.get("/").content.decode()
-    assert "fresh-two" in member.get("/").content.decode()
-    assert "fresh-two" in anonymous.get("/?_export=csv").content.decode()
-    cache.clear()

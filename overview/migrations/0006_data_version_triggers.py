@@ -1,0 +1,26 @@
+"""Writes to what the public pages show of the evidence raise the data version too."""
+
+from django.db import migrations
+
+from packages.data_version import triggers_install, triggers_remove
+
+# Buckets (problem titles), problems and overrides: the overview's Problems column and
+# its halts. Crash reports, counters and notifications are on no cached page.
+TABLES = ("overview_errorbucket", "overview_problem", "overview_override")
+
+
+def install(apps, schema_editor):
+    triggers_install(schema_editor, TABLES)
+
+
+def remove(apps, schema_editor):
+    triggers_remove(schema_editor, TABLES)
+
+
+class Migration(migrations.Migration):
+    dependencies = [
+        ("overview", "0005_sourcesync_to_packages"),
+        ("packages", "0007_data_version"),
+    ]
+
+    operations = [migrations.RunPython(install, remove)]
