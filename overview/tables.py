@@ -9,7 +9,7 @@ import django_tables2 as tables
 from django.core.paginator import Paginator
 from django.utils import dateformat, timezone
 from django.utils.html import conditional_escape, format_html, format_html_join
-from django.utils.safestring import SafeString, mark_safe
+from django.utils.safestring import mark_safe
 
 from overview import selectors
 from overview.selectors import PublicationInPhasing
