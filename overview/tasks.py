@@ -13,6 +13,7 @@ from django.core.cache import cache
 from overview import controller
 from overview.services.crash_sync import crashes_sync
 from overview.services.notifications import notifications_send_pending
+from overview.services.runs import periodic_run_recorded
 from overview.sources import crash_source
 from packages.services.sync import publications_sync_since_last
 from packages.services.writeback import percentages_reconcile
@@ -37,7 +38,8 @@ def sync_sources() -> dict:
             ("crashes", lambda: crashes_sync(crash_source())),
         ):
             try:
-                result[name] = sync()
+                with periodic_run_recorded(f"sync:{name}"):
+                    result[name] = sync()
             except Exception:
                 log.exception("%s sync failed", name)
                 result[name] = "failed"
@@ -49,7 +51,8 @@ def sync_sources() -> dict:
 @shared_task(name="overview.tasks.tick", time_limit=600, soft_time_limit=540, acks_late=True)
 def tick() -> int:
     """A rerun is harmless: a tick at the same moment changes nothing twice."""
-    return len(controller.tick())
+    with periodic_run_recorded("tick"):
+        return len(controller.tick())
 
 
 @shared_task(name="overview.tasks.reconcile", time_limit=600, soft_time_limit=540)

@@ -218,6 +218,8 @@ PHASING_SITE_URL = env_str("PHASING_SITE_URL", "http://127.0.0.1:8000")
 # never stale, no time-to-live. Signed-in people always see it rendered.
 PHASING_PAGE_CACHE = env_bool("PHASING_PAGE_CACHE", not DEBUG)
 PHASING_PAGE_CACHE_ALIAS = "default"
+# Who may read /metrics besides signed-in staff: a scraper sending this bearer token.
+PHASING_METRICS_TOKEN = env_str("PHASING_METRICS_TOKEN")
 
 # Error-tracker semantics (errors.ubuntu.com, src/errors/cassie.py) as the default thresholds.
 PHASING_NEW_BUCKET_MIN_SYSTEMS = env_int("PHASING_NEW_BUCKET_MIN_SYSTEMS", 3, minimum=1)
