@@ -12,6 +12,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from packages.log_context import log_context
 from packages.models import PhasingEvent, Publication, WriteBack
 from packages.sources import publication_source
 from packages.sources.base import PublicationSource
@@ -78,17 +79,24 @@ def percentages_write_back(
         "release", "source_package"
     )
     for publication in publications:
-        status, detail, written = _write(source, publication)
-        counts[WriteBack(status)] += 1
-        with transaction.atomic():
-            PhasingEvent.objects.filter(
-                publication_id=publication.pk, pk__in=event_ids, write_back=WriteBack.PENDING
-            ).update(write_back=status, write_back_detail=detail[:500])
-            if status == WriteBack.APPLIED:
-                Publication.objects.filter(pk=publication.pk).update(source_percentage=written)
-        if status == WriteBack.FAILED:
-            log.warning("write-back of %s failed: %s", publication, detail)
+        with log_context(publication=publication, source=source.name):
+            counts[WriteBack(_write_back_one(source, publication, event_ids))] += 1
     return {str(k): v for k, v in counts.items()}
+
+
+def _write_back_one(
+    source: PublicationSource, publication: Publication, event_ids: list[int]
+) -> str:
+    status, detail, written = _write(source, publication)
+    with transaction.atomic():
+        PhasingEvent.objects.filter(
+            publication_id=publication.pk, pk__in=event_ids, write_back=WriteBack.PENDING
+        ).update(write_back=status, write_back_detail=detail[:500])
+        if status == WriteBack.APPLIED:
+            Publication.objects.filter(pk=publication.pk).update(source_percentage=written)
+    if status == WriteBack.FAILED:
+        log.warning("write-back of %s failed: %s", publication, detail)
+    return status
 
 
 def _write(source: PublicationSource, publication: Publication) -> tuple[str, str, int]:
