@@ -24,10 +24,13 @@ MAX_PER_PAGE = 100
 
 
 class CappedPaginator(Paginator):
-    """A paginator that will not be asked for a million rows at once through ?per_page=."""
+    """A paginator that will not be asked for a million rows at once through ?per_page=,
+    and that takes the number of rows when the caller counted them already."""
 
-    def __init__(self, object_list, per_page, *args, **kwargs) -> None:
+    def __init__(self, object_list, per_page, *args, count: int | None = None, **kwargs) -> None:
         super().__init__(object_list, min(max(int(per_page), 1), MAX_PER_PAGE), *args, **kwargs)
+        if count is not None:
+            self.count = count  # fills the cached_property: no COUNT query
 
 
 PAGINATE = {"per_page": PER_PAGE, "paginator_class": CappedPaginator}

@@ -92,6 +92,9 @@ DATABASES = {
         DATABASE_URL or f"sqlite:///{VAR_DIR / 'db.sqlite3'}",
         conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60, minimum=0),
         conn_health_checks=True,
+        # Server-side cursors cost three round trips for a short list (a form's choices)
+        # and do not survive a transaction-pooling PgBouncer (docs/deploy.md).
+        disable_server_side_cursors=True,
     )
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
