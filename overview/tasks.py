@@ -55,10 +55,17 @@ def sync_sources() -> dict:
 
 
 @shared_task(
-    name="overview.tasks.tick", bind=True, time_limit=600, soft_time_limit=540, acks_late=True
+    name="overview.tasks.tick",
+    bind=True,
+    time_limit=600,
+    soft_time_limit=540,
+    acks_late=True,
+    reject_on_worker_lost=True,
 )
 def tick(self) -> int:
-    """A rerun is harmless: a tick at the same moment changes nothing twice."""
+    """A rerun is harmless: a tick at the same moment changes nothing twice, and a tick
+    whose worker died was rolled back whole; so the message is acknowledged only after
+    the tick, and given back to the queue when its worker is lost."""
     with log_context(tick=self.request.id or "eager"), periodic_run_recorded("tick"):
         return len(controller.tick())
 

@@ -172,6 +172,8 @@ if CELERY_BROKER_URL == "filesystem://":
         "control_folder": str(_broker_dir / "control"),
         "store_processed": False,
     }
+# One queue per deployment; a second deployment on the same broker names its own.
+CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_TASK_DEFAULT_QUEUE", "celery")
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_TASK_TIME_LIMIT = 600
@@ -256,6 +258,7 @@ EMAIL_BACKEND = env_str(
     if DEBUG
     else "django.core.mail.backends.smtp.EmailBackend",
 )
+EMAIL_FILE_PATH = env_str("EMAIL_FILE_PATH", str(VAR_DIR / "mail"))  # the file backend's folder
 EMAIL_HOST = env_str("EMAIL_HOST", "localhost")
 EMAIL_PORT = env_int("EMAIL_PORT", 25, minimum=1)
 EMAIL_HOST_USER = env_str("EMAIL_HOST_USER")

@@ -39,6 +39,7 @@ class Command(BaseCommand):
 
         # A connection of its own, opened once and kept: the lock lives as long as it does.
         connection = connections.create_connection("default")
+        connection.inc_thread_sharing()  # the watcher thread below checks it
         if connection.vendor == "postgresql":
             connection.ensure_connection()
             while not self._try_lock(connection):
