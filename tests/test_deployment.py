@@ -238,3 +238,17 @@ def test_two_workers_and_one_beat_step_halt_and_email_once_even_when_a_worker_di
         if line.startswith("Subject: [phasing]")
     ]
     assert len(subjects) == 2 * REGRESSED and len(set(subjects)) == REGRESSED
+
+
+def test_the_guide_s_units_run_the_procfile_lines_the_guide_names():
+    guide = (ROOT / "docs" / "deploy.md").read_text()
+    for name, unit in (
+        ("web", "phasing-web.service"),
+        ("worker", "phasing-worker@.service"),
+        ("beat", "phasing-beat.service"),
+    ):
+        text = (ROOT / "deploy" / "systemd" / unit).read_text()
+        assert f"ExecStart=/srv/phasing/.venv/bin/python scripts/procfile-run {name}\n" in text
+        assert f"`{unit.replace('@.', '@N.')}`" in guide
+        shown = procfile_command(name).split(" --")[0]
+        assert f"`{shown}" in guide, shown
