@@ -194,7 +194,7 @@ def wrk(url: str, *, seconds: int = DURATION) -> dict:
         timeout=seconds + 30,
         check=True,
     ).stdout
-    latency = dict(re.findall(r"^\s+(50|75|90|99)%\s+(\S+)$", out, re.M))
+    latency = dict(re.findall(r"^\s+(50|75|90|99)%\s+(\S+)\s*$", out, re.M))
     non_2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     errors = re.search(r"Socket errors: (.*)$", out, re.M)
     if "99" not in latency:  # not one request finished in time: say so, do not crash

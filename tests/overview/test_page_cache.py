@@ -19,7 +19,7 @@ from overview.services.overrides import override_create
 from packages.services.rollouts import publication_pause
 from tests.factories import NOW, ProblemFactory, PublicationFactory, UserFactory
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.embedded]
 
 
 @pytest.fixture(autouse=True)

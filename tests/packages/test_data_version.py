@@ -18,7 +18,7 @@ from packages.services.rollouts import publication_pause
 from packages.services.sync import source_sync_record
 from tests.factories import NOW, PublicationFactory, ReleaseFactory, UserFactory
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.embedded]
 
 
 def _raises_it_once(write) -> None:
