@@ -5,8 +5,9 @@ from django.db import migrations
 from packages.data_version import triggers_install, triggers_remove
 
 # Buckets (problem titles), problems and overrides: the overview's Problems column and
-# its halts. Crash reports, counters and notifications are on no cached page.
-TABLES = ("overview_errorbucket", "overview_problem", "overview_override")
+# its halts; assessments: each update's verdict. Crash reports, counters and
+# notifications are on no cached page.
+TABLES = ("overview_errorbucket", "overview_problem", "overview_override", "overview_assessment")
 
 
 def install(apps, schema_editor):
@@ -19,8 +20,8 @@ def remove(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("overview", "0005_sourcesync_to_packages"),
-        ("packages", "0007_data_version"),
+        ("overview", "0006_judging"),
+        ("packages", "0008_data_version"),
     ]
 
     operations = [migrations.RunPython(install, remove)]

@@ -29,7 +29,7 @@ def remove(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('packages', '0006_sourcesync_from_overview'),
+        ('packages', '0007_policy_judge'),
     ]
 
     operations = [
