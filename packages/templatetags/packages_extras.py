@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-
 from collections.abc import Iterable
-from datetime import UTC
+from datetime import UTC, datetime
 
 from django import template
 from django.utils.html import format_html, format_html_join
