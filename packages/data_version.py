@@ -19,6 +19,7 @@ from collections.abc import Sequence
 
 from django.db import connection
 from django.db.backends.base.schema import BaseDatabaseSchemaEditor
+from django.db.migrations import RunPython
 
 from packages.models import DataVersion
 
@@ -83,6 +84,18 @@ def triggers_remove(schema_editor: BaseDatabaseSchemaEditor, tables: Sequence[st
 
 
 _READ = f"SELECT number FROM {_TABLE} WHERE id = 1"
+
+
+def triggers_operation(tables: Sequence[str]) -> RunPython:
+    """The migration operation that installs (and, backwards, removes) these triggers."""
+
+    def install(apps: object, schema_editor: BaseDatabaseSchemaEditor) -> None:
+        triggers_install(schema_editor, tables)
+
+    def remove(apps: object, schema_editor: BaseDatabaseSchemaEditor) -> None:
+        triggers_remove(schema_editor, tables)
+
+    return RunPython(install, remove)
 
 
 def data_version() -> int:

@@ -49,7 +49,13 @@ def procfile_command(name: str) -> str:
 
 def _deployment_env(tmp_path: Path, application_name: str) -> dict[str, str]:
     db = connection.settings_dict
-    env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
+    # Not the test run's settings, nor what a Celery worker started in this process
+    # leaves in the environment (CELERY_LOG_LEVEL...).
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k != "DJANGO_SETTINGS_MODULE" and not k.startswith("CELERY_")
+    }
     return {
         **env,
         "PATH": f"{Path(sys.executable).parent}:{env.get('PATH', '')}",
@@ -182,7 +188,7 @@ def test_two_workers_and_one_beat_step_halt_and_email_once_even_when_a_worker_di
         ), deployment.log("worker-1")[-2000:] + deployment.log("beat")[-2000:]
         # A second beat, started by mistake on another machine, does not start.
         second = subprocess.run(
-            shlex.split(beat.replace('"${CELERY_LOG_LEVEL:-info}"', "info")) + ["--no-wait"],
+            shlex.split(beat.replace('"${LOG_LEVEL:-INFO}"', "INFO")) + ["--no-wait"],
             cwd=ROOT,
             env=_deployment_env(tmp_path, "beat-2"),
             capture_output=True,

@@ -2,20 +2,12 @@
 
 from django.db import migrations
 
-from packages.data_version import triggers_install, triggers_remove
+from packages.data_version import triggers_operation
 
 # Buckets (problem titles), problems and overrides: the overview's Problems column and
 # its halts; assessments: each update's verdict. Crash reports, counters and
 # notifications are on no cached page.
 TABLES = ("overview_errorbucket", "overview_problem", "overview_override", "overview_assessment")
-
-
-def install(apps, schema_editor):
-    triggers_install(schema_editor, TABLES)
-
-
-def remove(apps, schema_editor):
-    triggers_remove(schema_editor, TABLES)
 
 
 class Migration(migrations.Migration):
@@ -24,4 +16,4 @@ class Migration(migrations.Migration):
         ("packages", "0008_data_version"),
     ]
 
-    operations = [migrations.RunPython(install, remove)]
+    operations = [triggers_operation(TABLES)]

@@ -14,7 +14,7 @@ from django.db import connection
 
 from packages.models import SourceSync
 
-BROKER_TIMEOUT = 2.0
+BROKER_TIMEOUT = 2  # seconds
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,8 @@ def broker_queue_length(queue: str | None = None) -> int:
         conn.ensure_connection(max_retries=1, timeout=BROKER_TIMEOUT)
         with conn.channel() as channel:
             try:
-                return channel.queue_declare(queue=queue, passive=True).message_count
+                declared = channel.queue_declare(queue=queue, passive=True)  # type: ignore[attr-defined]
+                return int(declared.message_count)
             except conn.channel_errors:  # no worker has declared it yet: nothing waits
                 return 0
 

@@ -80,7 +80,7 @@ class PhasingCollector(Collector):
         rows = (
             Problem.objects.filter(active=True, publication__state=PhasingState.HALTED)
             .with_covering_override()
-            .values_list("kind", "covering_override_id")
+            .values_list("kind", "covering_override_id")  # type: ignore[misc]  # an annotation
         )
         problem_counts: dict[tuple[str, str], int] = {}
         for kind, covering in rows:

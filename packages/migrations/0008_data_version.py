@@ -4,7 +4,7 @@
 
 from django.db import migrations, models
 
-from packages.data_version import triggers_install, triggers_remove
+from packages.data_version import triggers_operation
 
 # What the public pages read of packages: releases (frozen), names, policies,
 # publications, their events, and when each source last synced (the footer).
@@ -16,14 +16,6 @@ TABLES = (
     "packages_phasingevent",
     "packages_sourcesync",
 )
-
-
-def install(apps, schema_editor):
-    triggers_install(schema_editor, TABLES)
-
-
-def remove(apps, schema_editor):
-    triggers_remove(schema_editor, TABLES)
 
 
 class Migration(migrations.Migration):
@@ -40,5 +32,5 @@ class Migration(migrations.Migration):
                 ('number', models.BigIntegerField(default=0)),
             ],
         ),
-        migrations.RunPython(install, remove),
+        triggers_operation(TABLES),
     ]
