@@ -10,7 +10,8 @@ On PostgreSQL the trigger is a deferred constraint trigger: it runs at commit, o
 transaction (a transaction-local setting remembers it ran), so the version row is locked
 only for the instant of the commit and a reader who sees the new number also sees the
 data it stands for. On SQLite (the embedded default) the whole database has one writer,
-so plain row triggers do the same.
+so plain row triggers serve: they raise it once per row written, which changes it no
+less surely.
 """
 
 from __future__ import annotations
