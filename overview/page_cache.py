@@ -9,7 +9,8 @@ is one entry per URL, so entries need no expiry to stay bounded; views opt in pe
 response (`mark_cacheable`) only for URLs whose every parameter they validated.
 
 The lookup is a middleware ahead of sessions, authentication and CSRF, so a hit costs
-one small query (the version) and one cache read. When the cache (Redis) cannot be
+one small query (the version) and a read of this process's last pages, or of the shared
+cache (Redis). When the cache (Redis) cannot be
 reached, pages are rendered as if there were no cache, and a warning is logged.
 """
 
@@ -17,7 +18,9 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -66,15 +69,46 @@ def _warn(action: str, error: Exception) -> None:
         log.warning("page cache unavailable (%s: %s); pages are rendered uncached", action, error)
 
 
-def _cache_get(key: str) -> Any:
+# The last pages this process served, in front of the shared cache: a hit then costs only
+# the version query. Entries carry their stamp like the shared ones, so they are never
+# served stale; the oldest goes when there are more than this many.
+_LOCAL_ENTRIES = 32
+_local: OrderedDict[str, tuple[str, dict[str, str], bytes]] = OrderedDict()
+_local_lock = threading.Lock()
+
+
+def _cache_get(key: str, stamp: str) -> Any:
+    with _local_lock:
+        entry = _local.get(key)
+        if entry is not None and entry[0] == stamp:
+            _local.move_to_end(key)
+            return entry
     try:
-        return caches[settings.PHASING_PAGE_CACHE_ALIAS].get(key)
+        entry = caches[settings.PHASING_PAGE_CACHE_ALIAS].get(key)
     except Exception as error:  # Redis down: serve the page without the cache
         _warn("get", error)
         return None
+    if isinstance(entry, tuple) and len(entry) == 3 and entry[0] == stamp:
+        _remember(key, entry)
+    return entry
 
 
-def _cache_set(key: str, value: object) -> None:
+def _remember(key: str, entry: tuple[str, dict[str, str], bytes]) -> None:
+    with _local_lock:
+        _local[key] = entry
+        _local.move_to_end(key)
+        while len(_local) > _LOCAL_ENTRIES:
+            _local.popitem(last=False)
+
+
+def local_pages_forget() -> None:
+    """Forget this process's last pages (tests that start the data version again)."""
+    with _local_lock:
+        _local.clear()
+
+
+def _cache_set(key: str, value: tuple[str, dict[str, str], bytes]) -> None:
+    _remember(key, value)
     try:
         caches[settings.PHASING_PAGE_CACHE_ALIAS].set(key, value, timeout=None)
     except Exception as error:
@@ -109,7 +143,7 @@ class AnonymousPageCacheMiddleware:
         ):
             return self.get_response(request)
         stamp, key = current_stamp(), _key(request)
-        entry = _cache_get(key)
+        entry = _cache_get(key, stamp)
         if isinstance(entry, tuple) and len(entry) == 3 and entry[0] == stamp:
             # The headers the middleware after this one set (X-Frame-Options...) come too.
             _, headers, content = entry

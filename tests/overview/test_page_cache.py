@@ -15,6 +15,7 @@ from django.db import connection
 from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
 
+from overview.page_cache import local_pages_forget
 from overview.services.overrides import override_create
 from packages.services.rollouts import publication_pause
 from tests.factories import NOW, ProblemFactory, PublicationFactory, UserFactory
@@ -25,9 +26,12 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.embedded]
 @pytest.fixture(autouse=True)
 def page_cache_on(settings, frozen_now):
     settings.PHASING_PAGE_CACHE = True
+    # Each test's flush starts the data version again: forget the pages of the last one.
     cache.clear()
+    local_pages_forget()
     yield
     cache.clear()
+    local_pages_forget()
 
 
 def test_anonymous_visitors_share_one_rendering_at_the_cost_of_one_query(
