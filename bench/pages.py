@@ -275,4 +275,9 @@ def under_load() -> dict:
                 # How many times faster this code serves the page than the baseline did.
                 results[name]["speedup"] = round(results[name]["rps"] / row["rps"], 1)
     results["worker_peak_rss_mib"] = round(max(rss), 1)
+    from bench import cpu
+
+    results["cpu_per_view"] = cpu.compare(
+        ROOT, baseline, {k: v for k, v in pages().items() if k in BASELINE_PAGES}
+    )
     return results

@@ -73,6 +73,12 @@ def verdicts(figures: dict) -> dict:
             out[f"{name} rendered >= {wanted['speedup']}x the baseline's req/s"] = (
                 row["speedup"] >= wanted["speedup"]
             )
+    speedups = load.get("cpu_per_view", {}).get("speedup", {})
+    for name, wanted in PAGE_TARGETS.items():
+        if "speedup" in wanted and name in speedups:
+            out[f"{name} >= {wanted['speedup']}x less CPU per view than the baseline"] = (
+                speedups[name] >= wanted["speedup"]
+            )
     if "overview_cached" in load:
         out["overview_cached >= 0.5x static"] = load["overview_cached"]["ratio_to_static"] >= 0.5
     if "wall_s" in tick.get("2000", {}):
@@ -132,6 +138,17 @@ def table(figures: dict) -> str:
                 )
         if "baseline_commit" in load:
             add(f"  …_baseline: the same pages served by commit {load['baseline_commit']}")
+        views = load.get("cpu_per_view", {})
+        if "ours" in views and "error" not in views["ours"]:
+            add("")
+            add("CPU per page view, one process (ms; baseline beside)")
+            for name, row in views["ours"].items():
+                base = views.get("baseline", {}).get(name, {})
+                speedup = views.get("speedup", {}).get(name)
+                add(
+                    f"  {name:<26} {row['cpu_ms']:>7.1f} {base.get('cpu_ms', float('nan')):>9.1f}"
+                    + (f" {speedup:>6.1f}x" if speedup else "")
+                )
         add(f"  gunicorn worker peak RSS: {load.get('worker_peak_rss_mib')} MiB")
     sql = figures.get("sql", {}).get("sizes", {})
     if sql:
