@@ -45,7 +45,14 @@ from overview.sources import crash_source as configured_crash_source
 from overview.sources.base import CrashAnswer, CrashQuery, CrashSource
 from packages import policy as policy_rules
 from packages.holds import HoldReason, hold_words
-from packages.models import ACTIVE_STATES, EventKind, PhasingState, Pocket, Publication
+from packages.models import (
+    ACTIVE_STATES,
+    EventKind,
+    PhasingState,
+    Pocket,
+    Publication,
+    UnknownVersion,
+)
 from packages.selectors import policies_by_scope
 from packages.services.phasing import (
     HOLD_FIELDS,
@@ -85,12 +92,17 @@ def _label(publication: Publication) -> str:
 
 
 def _query(publication: Publication) -> CrashQuery:
+    # A halted update still runs on the machines that took it before the halt: its crash
+    # rate is scaled by that share, never by 0% (packages.models.percentage_before_halt).
+    share = publication.phased_update_percentage
+    if publication.state == PhasingState.HALTED and publication.percentage_before_halt:
+        share = publication.percentage_before_halt
     return CrashQuery(
         release=publication.release.codename,
         source_package=publication.source_package.name,
         version=publication.version,
         previous_version=publication.previous_version,
-        percentage=publication.phased_update_percentage,
+        percentage=share,
         date_published=publication.date_published,
     )
 
@@ -275,6 +287,14 @@ def _decide(
     now: datetime,
 ) -> tuple[Decision, Change | None, list[Problem]]:
     percentage = publication.phased_update_percentage
+
+    # A version the error tracker does not know (a 404, which lasts): the policy holds it,
+    # or judges it on the reports held here (the answer then carries those).
+    if answer.unknown_version and rules.unknown_version != UnknownVersion.LOCAL:
+        publication.crash_data_unavailable_since = None
+        if publication.state != PhasingState.PHASING:
+            return _hold(publication, publication.hold_reason or HoldReason.PROBLEMS, publication.hold_detail)
+        return _hold(publication, HoldReason.UNKNOWN_VERSION, answer.unknown_version)
 
     if answer.error:
         publication.crash_data_unavailable_since = publication.crash_data_unavailable_since or now

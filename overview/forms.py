@@ -11,8 +11,10 @@ from packages.models import Release
 class MachineForm(forms.Form):
     machine_id = forms.CharField(
         label="Machine id",
-        max_length=200,
-        help_text="The 32 hexadecimal characters of /etc/machine-id.",
+        max_length=apt_phasing.MACHINE_ID_MAX_LENGTH + 2,  # and a pasted line end
+        strip=False,  # apt strips nothing but the line end: neither may we
+        help_text="The first line of /etc/machine-id, or the APT::Machine-ID you set, "
+        "exactly: apt uses it as it is.",
         widget=forms.TextInput(
             attrs={
                 "autocomplete": "off",
@@ -32,6 +34,6 @@ class MachineForm(forms.Form):
 
     def clean_machine_id(self) -> str:
         try:
-            return apt_phasing.normalise_machine_id(self.cleaned_data["machine_id"])
+            return apt_phasing.machine_id_for_apt(self.cleaned_data["machine_id"])
         except ValueError as error:
             raise forms.ValidationError(str(error), code="machine_id") from error

@@ -15,10 +15,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+import numpy as np
 from django.conf import settings
 
 from overview import exposure, sequential
-from overview.models import HourlyCrashCount, VersionSighting
+from overview.models import Assessment, HourlyCrashCount, VersionSighting
 from overview.services.judging_counts import hour_of
 from packages.models import PhasingEvent, Publication
 
@@ -39,6 +40,7 @@ class Judgement:
     exposure_hours: float  # Σ share × hours: machine-hours on the new version per machine
     excess: float  # crash events on the new version beyond what its rate at the old would give
     comparable: bool  # there is a previous version, and crash data for it
+    frozen: dict[str, object]  # the shares of the completed hours, for Assessment.shares
 
     def averted(self, days: float) -> float | None:
         """Crashes a halt spares the machines that never took the update, over `days` at
@@ -69,6 +71,11 @@ def publications_judge(
     histories = _histories(publications)
     counts = _hourly_counts(publications, since=first)
     seen = _sightings(publications, since=first)
+    frozen = dict(
+        Assessment.objects.filter(publication__in=[p.pk for p in publications]).values_list(
+            "publication_id", "shares"
+        )
+    )
 
     hours_of = {p.pk: int((last_hour - starts[p.pk]) / timedelta(hours=1)) + 1 for p in publications}
     percentages = {
@@ -95,6 +102,7 @@ def publications_judge(
             uptake,
             percentages[p.pk],
             counts,
+            frozen=_Frozen.read(frozen.get(p.pk), start=starts[p.pk]),
             start=starts[p.pk],
             now=now,
         )
@@ -119,6 +127,7 @@ def _judge(
     percentages: list[int],
     counts: dict[tuple[int, int, str], dict[datetime, int]],
     *,
+    frozen: _Frozen,
     start: datetime,
     now: datetime,
 ) -> Judgement:
@@ -126,6 +135,8 @@ def _judge(
     high = exposure.installed_shares(percentages, uptake.fast)
     low = exposure.installed_shares(percentages, uptake.slow)
     middle = exposure.installed_shares(percentages, uptake.hours)
+    completed = int((hour_of(now) - start) / timedelta(hours=1))  # hours before this one
+    low, high = frozen.apply(low, high, completed=completed)
     key = (publication.release_id, publication.source_package_id)
     new_counts = counts.get((*key, publication.version), {})
     old_counts = (
@@ -152,7 +163,50 @@ def _judge(
         exposure_hours=float(middle.sum()),
         excess=excess,
         comparable=comparable,
+        frozen=_Frozen.written(start, low[:completed], high[:completed]),
     )
+
+
+@dataclass(frozen=True)
+class _Frozen:
+    """The shares of completed hours as the test first weighed them, from hour `start`."""
+
+    start: datetime
+    low: list[float]
+    high: list[float]
+
+    @classmethod
+    def read(cls, stored: object, *, start: datetime) -> _Frozen:
+        """What an Assessment kept, shifted to begin at `start` (the window moves on)."""
+        if not isinstance(stored, dict) or "from" not in stored:
+            return cls(start, [], [])
+        try:
+            begins = datetime.fromisoformat(str(stored["from"]))
+            low = [float(x) for x in stored.get("low", [])]
+            high = [float(x) for x in stored.get("high", [])]
+        except (TypeError, ValueError):
+            return cls(start, [], [])  # unreadable: weigh afresh rather than fail the tick
+        skip = int((start - begins) / timedelta(hours=1))
+        if skip < 0 or len(low) != len(high):
+            return cls(start, [], [])
+        return cls(start, low[skip:], high[skip:])
+
+    def apply(
+        self, low: np.ndarray, high: np.ndarray, *, completed: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The current estimates, with the hours already weighed as they were weighed."""
+        low, high = low.copy(), high.copy()
+        kept = min(len(self.low), completed, len(low))
+        low[:kept], high[:kept] = self.low[:kept], self.high[:kept]
+        return low, high
+
+    @staticmethod
+    def written(start: datetime, low: np.ndarray, high: np.ndarray) -> dict[str, object]:
+        return {
+            "from": start.isoformat(),
+            "low": [round(float(x), 6) for x in low],
+            "high": [round(float(x), 6) for x in high],
+        }
 
 
 def _histories(publications: Sequence[Publication]) -> dict[int, list[tuple[datetime, int]]]:

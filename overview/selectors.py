@@ -173,6 +173,8 @@ def publication_outlook(
         return Outlook(Next.COMPLETE, now, percentage)
     if publication.release.frozen:
         return hold(HoldReason.RELEASE_FROZEN, publication.release.frozen_reason)
+    if publication.hold_reason == HoldReason.UNKNOWN_VERSION:
+        return hold(HoldReason.UNKNOWN_VERSION, publication.hold_detail)
     if publication.hold_reason in (
         HoldReason.CRASH_DATA_UNAVAILABLE,
         HoldReason.NOT_ENOUGH_DATA,

@@ -9,7 +9,7 @@ import django_tables2 as tables
 from django.core.paginator import Paginator
 from django.utils import timezone
 from django.utils.html import conditional_escape, format_html, format_html_join
-from django.utils.safestring import mark_safe
+from django.utils.safestring import SafeString, mark_safe
 
 from overview import selectors
 from overview.selectors import PublicationInPhasing
@@ -189,7 +189,7 @@ class OverviewTable(tables.Table):
             "version": conditional_escape(record.version),
             "previous_version": conditional_escape(record.previous_version or "—"),
             "date_published": self._time_cell(record.date_published),
-            "percentage": mark_safe(charts.percentage_bar(record.phased_update_percentage)),
+            "percentage": self._percentage_cell(record),
             "state": format_html(
                 '<span class="state state-{}">{}</span>', record.state, record.get_state_display()
             ),
@@ -204,6 +204,16 @@ class OverviewTable(tables.Table):
             ),
             "problems": _problems_cell(selectors.problem_views(record)),
         }
+
+    def _percentage_cell(self, record: PublicationInPhasing) -> SafeString:
+        # charts.percentage_bar writes only a clamped integer into its markup.
+        bar = mark_safe(charts.percentage_bar(record.phased_update_percentage))
+        notes = record.source_notes()  # fields of the row: no query
+        if not notes:
+            return bar
+        return bar + format_html_join(
+            "", '<br><small class="source-note">{}</small>', ((note,) for note in notes)
+        )
 
     def _time_cell(self, moment: datetime | None) -> str:
         if not moment:

@@ -5,6 +5,7 @@ Views stay thin: a selector reads, a table or form shapes, a template words.
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.core.paginator import Paginator
 from django.db.models import Count, Max, Min
 from django.http import HttpRequest, HttpResponse
@@ -18,6 +19,7 @@ from overview.filters import PublicationFilter
 from overview.forms import MachineForm
 from overview.models import CrashReport
 from overview.page_cache import anonymous_page_cache, mark_cacheable
+from overview.source_statuses import source_statuses
 from overview.tables import PAGINATE, BucketCountsTable, OverviewTable
 from packages.models import ACTIVE_STATES, Publication
 from packages.selectors import policies_by_scope
@@ -136,3 +138,9 @@ def machine(request: HttpRequest) -> HttpResponse:
     elif bound:
         status = 400
     return render(request, "overview/machine.html", context, status=status)
+
+
+def sources(request: HttpRequest) -> HttpResponse:
+    """Each configured source: does it answer, does it take our percentages, how fresh."""
+    rows = source_statuses(now=timezone.now(), max_age=settings.PHASING_CRASH_DATA_MAX_AGE)
+    return render(request, "overview/sources.html", {"rows": rows})

@@ -14,6 +14,9 @@ class HoldReason(models.TextChoices):
     PAUSED = "paused", "Paused by a person"
     PROBLEMS = "problems", "Halted on problems"
     CRASH_DATA_UNAVAILABLE = "crash_data_unavailable", "Crash data unavailable"
+    # The error tracker answers 404: it does not know this source version (it asks the
+    # archive), which lasts, unlike an outage. The policy says hold or judge locally.
+    UNKNOWN_VERSION = "unknown_version", "Version unknown to the error tracker"
     NOT_ENOUGH_DATA = "not_enough_data", "Not enough data yet"
     RELEASE_FROZEN = "release_frozen", "Release frozen"
     QUIET_WEEKEND = "quiet_weekend", "Quiet weekend"
@@ -34,3 +37,10 @@ def hold_words(reason: str, detail: str = "") -> str:
     if detail.lower().startswith(words):
         return detail
     return f"{words}: {detail}"
+
+
+class UnknownVersion(models.TextChoices):
+    """What a policy does with a version the error tracker does not know (a 404)."""
+
+    HOLD = "hold", "Hold until a person decides"
+    LOCAL = "local", "Judge on the crash reports held here"

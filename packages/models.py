@@ -16,7 +16,8 @@ from django.urls import reverse
 
 from packages import policy as policy_rules
 from packages import words
-from packages.holds import HoldReason
+from packages.holds import HoldReason, UnknownVersion
+from packages.source_facts import SourceFacts, WritePermission
 
 
 class Release(models.Model):
@@ -132,6 +133,12 @@ class Policy(models.Model):
     insufficient_max_hold = models.DurationField(
         default=timedelta(hours=48), help_text="The longest hold at the gate"
     )
+    unknown_version = models.CharField(
+        max_length=10,
+        choices=UnknownVersion.choices,
+        default=UnknownVersion.HOLD,
+        help_text="When the error tracker does not know the version (it answers 404)",
+    )
 
     class Meta:
         verbose_name_plural = "policies"
@@ -177,10 +184,11 @@ class Policy(models.Model):
             judge=self.judge,
             insufficient_gate=self.insufficient_gate,
             insufficient_max_hold=self.insufficient_max_hold,
+            unknown_version=self.unknown_version,
         )
 
 
-class Publication(models.Model):
+class Publication(SourceFacts, models.Model):
     source_package = models.ForeignKey(
         SourcePackage, on_delete=models.CASCADE, related_name="publications"
     )
@@ -193,6 +201,8 @@ class Publication(models.Model):
     signer = models.ForeignKey(
         Person, null=True, blank=True, on_delete=models.SET_NULL, related_name="signed"
     )
+    # Who made the changes (the upload's Changed-By); the sponsor is the signer of
+    # someone else's changes.
     uploader = models.ForeignKey(
         Person, null=True, blank=True, on_delete=models.SET_NULL, related_name="uploaded"
     )
@@ -220,10 +230,22 @@ class Publication(models.Model):
     hold_detail = models.CharField(max_length=500, blank=True)
     crash_data_unavailable_since = models.DateTimeField(null=True, blank=True)
 
-    # Where the record came from, and whether the source holds our percentage.
+    # Set by the halt, so crash rates of a halted update are still scaled by the share of
+    # machines that took it (the error tracker must never be asked with 0%).
+    percentage_before_halt = models.PositiveSmallIntegerField(null=True, blank=True)
+
+    # Where the record came from, and what the source holds: the lowest percentage of its
+    # binaries, and each binary's on each architecture ([binary, architecture, percentage
+    # or null for 100]), as Launchpad stores them and apt reads them.
     source_name = models.CharField(max_length=40, default="simulator")
     source_percentage = models.PositiveSmallIntegerField(null=True, blank=True)
+    source_percentages = models.JSONField(default=list, blank=True)
+    # Also published in a -security suite: apt never phases it, so neither do we.
+    in_security = models.BooleanField(default=False)
     synced_at = models.DateTimeField(null=True, blank=True)
+    # The last percentage the source took from us, read back at the next sync.
+    written_percentage = models.PositiveSmallIntegerField(null=True, blank=True)
+    written_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ("-date_published", "-id")
@@ -307,6 +329,7 @@ class WriteBack(models.TextChoices):
     APPLIED = "applied", "Written to the source"
     DRY_RUN = "dry_run", "Dry run: the source is read-only"
     FAILED = "failed", "Writing to the source failed"
+    DENIED = "denied", "No permission to change phasing at the source"
     PENDING = "pending", "Pending"
 
 
@@ -357,6 +380,13 @@ class SourceSync(models.Model):
     last_success_at = models.DateTimeField(null=True, blank=True)
     last_error = models.TextField(blank=True)
     last_summary = models.JSONField(default=dict, blank=True)
+    # Whether the publication source takes our percentages: a lasting state, set by each
+    # write and by `phasing_sources check`, not an outage that retries.
+    write_permission = models.CharField(
+        max_length=20, choices=WritePermission.choices, blank=True
+    )
+    write_checked_at = models.DateTimeField(null=True, blank=True)
+    write_detail = models.TextField(blank=True)
 
     def __str__(self) -> str:
         return self.name

@@ -39,6 +39,8 @@ class Rules:
     # Ubuntu's phasing does) until the verdict is healthy or `insufficient_max_hold` passed.
     insufficient_gate: int | None = None
     insufficient_max_hold: timedelta = timedelta(hours=48)
+    # A version the error tracker does not know: "hold", or "local" (judge on local data).
+    unknown_version: str = "hold"
 
     def __post_init__(self) -> None:
         if self.schedule and sorted(self.schedule) != list(self.schedule):

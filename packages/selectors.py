@@ -33,7 +33,7 @@ def history_publications(
 ) -> QuerySet[Publication]:
     """Every version of the package in every release and pocket, newest first."""
     publications = Publication.objects.filter(source_package=package).select_related(
-        "release", "source_package", "superseded_by"
+        "release", "source_package", "superseded_by", "signer", "uploader", "sponsor"
     )
     if release is not None:
         publications = publications.filter(release=release)

@@ -18,3 +18,39 @@ def state_change(old: str, new: str) -> str:
     if not old or old == new:
         return new
     return f"{old} → {new}"
+
+
+def source_notes(
+    *,
+    source: str,
+    written: int | None,
+    read: list[int],
+    disagree: bool,
+    security_percentage: int | None,
+) -> list[str]:
+    """What a publication source shows that contradicts us or hurts machines, one line each."""
+    notes = []
+    shown = ", ".join(f"{value}%" for value in read)
+    if written is not None:
+        notes.append(f"{source} holds {shown}, not the {written}% we wrote")
+    if disagree:
+        notes.append(f"binaries at different percentages ({shown}): partial upgrades possible")
+    if security_percentage is not None:
+        notes.append(
+            f"also in -security yet at {security_percentage}% at {source}: apt before 2.7.11 "
+            "(2.4.12 on 22.04) keeps it back from machines (LP #2051181)"
+        )
+    return notes
+
+
+def upload_people(*, uploader: str, signer: str, sponsor: str) -> str:
+    """Who is who behind an upload: 'changes by Bob, sponsored (signed) by Alice'."""
+    if sponsor and uploader and sponsor != uploader:
+        return f"changes by {uploader}, sponsored (signed) by {sponsor}"
+    if uploader and signer and uploader != signer:
+        return f"changes by {uploader}, signed by {signer}"
+    if uploader and signer:
+        return f"uploaded and signed by {uploader}"
+    if uploader:
+        return f"changes by {uploader}"
+    return f"signed by {signer}" if signer else ""

@@ -63,5 +63,16 @@ def env_list(name: str, default: list[str]) -> list[str]:
     return [item.strip() for item in raw.split(",") if item.strip()]
 
 
+def env_pairs(name: str) -> dict[str, str]:
+    """"a=x, b=y" as {"a": "x", "b": "y"}; an item without "=" is a configuration error."""
+    pairs = {}
+    for item in env_list(name, []):
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise ImproperlyConfigured(f"{name}: {item!r} is not name=value")
+        pairs[key.strip()] = value.strip()
+    return pairs
+
+
 def env_seconds(name: str, default: timedelta) -> timedelta:
     return timedelta(seconds=env_int(name, int(default.total_seconds()), minimum=1))

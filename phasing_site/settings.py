@@ -13,7 +13,15 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from phasing_site.env import env_bool, env_float, env_int, env_list, env_seconds, env_str
+from phasing_site.env import (
+    env_bool,
+    env_float,
+    env_int,
+    env_list,
+    env_pairs,
+    env_seconds,
+    env_str,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("PHASING_VAR_DIR", str(BASE_DIR / "var")))
@@ -218,6 +226,13 @@ PHASING_ERRORTRACKER_API_ROOT = env_str(
 PHASING_APT_ARCHIVE = env_str("PHASING_APT_ARCHIVE")
 PHASING_APT_GPG_KEY = env_str("PHASING_APT_GPG_KEY")
 PHASING_APT_GPG_HOME = env_str("PHASING_APT_GPG_HOME")
+# The phased suite of each release, "codename=suite" (default <codename>-updates): apt
+# phases any origin that carries the field, a PPA's "noble" or a vendor's own suite too.
+PHASING_APT_SUITES = env_pairs("PHASING_APT_SUITES")
+# Suites whose versions count as the version an update replaces ({codename} is replaced).
+PHASING_APT_PREVIOUS_SUITES = env_list(
+    "PHASING_APT_PREVIOUS_SUITES", ["{codename}", "{codename}-security", "{codename}-updates"]
+)
 PHASING_SITE_URL = env_str("PHASING_SITE_URL", "http://127.0.0.1:8000")
 # Anonymous visitors' overview is kept until the data changes (overview/page_cache.py):
 # never stale, no time-to-live. Signed-in people always see it rendered.

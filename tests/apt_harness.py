@@ -25,6 +25,7 @@ ARCH = "amd64"
 APT_TIMEOUT = 120
 
 _INST_RE = re.compile(r"^Inst (\S+) \[([^\]]+)\] \((\S+) ")
+_PHASED_RE = re.compile(r"\(phased (\d+)%\)")
 
 
 class AptHarnessError(RuntimeError):
@@ -190,13 +191,13 @@ class AptSandbox:
             encoding="utf-8",
         )
 
-    def update(self) -> str:
+    def update(self, *, warnings_ok: bool = False) -> str:
         # Start from empty lists so a rewritten archive is read afresh.
         lists = self.root / "lists"
         shutil.rmtree(lists)
         (lists / "partial").mkdir(parents=True)
         output = self.run("apt-get", "update")
-        if re.search(r"^(W|E): ", output, re.MULTILINE):
+        if re.search(r"^E: " if warnings_ok else r"^(W|E): ", output, re.MULTILINE):
             raise AptHarnessError(f"apt-get update complained:\n{output}")
         return output
 
@@ -211,6 +212,20 @@ class AptSandbox:
             match = _INST_RE.match(line)
             if match:
                 found[match.group(1)] = match.group(3)
+        return found
+
+    def phased_percentages(self, packages: Iterable[str]) -> dict[str, int]:
+        """The percentage apt read for each package's candidate ("(phased N%)" in
+        apt-cache policy; 100 when it shows none)."""
+        output = self.run("apt-cache", "policy", *packages)
+        found, current = {}, None
+        for line in output.splitlines():
+            if line and not line.startswith(" ") and line.endswith(":"):
+                current = line[:-1]
+                found[current] = 100
+            match = _PHASED_RE.search(line)
+            if match and current is not None and line.startswith("     ") and "***" not in line:
+                found[current] = int(match.group(1))
         return found
 
     def check_phasing_active(self, package: str, machine_ids: Sequence[str]) -> None:

@@ -57,7 +57,13 @@ class _Route:
     served: int = 0
 
     def matches(self, request: Recorded) -> bool:
-        if request.method != self.method or request.path != self.path:
+        if request.method != self.method:
+            return False
+        if self.path.endswith("/*"):
+            # A whole tree, for a fake service that routes its own paths.
+            if not request.path.startswith(self.path[:-1]):
+                return False
+        elif request.path != self.path:
             return False
         return all(request.param(k) == v for k, v in self.query.items())
 
@@ -95,7 +101,7 @@ class FakeHTTPServer:
     ) -> None:
         """Answer ``method path`` (with these query values) by ``replies`` in order.
 
-        A later route for the same request wins, so a test can override a default.
+        A path ending in ``/*`` answers every path under it. A later route for the same request wins, so a test can override a default.
         """
         with self._lock:
             self._routes.insert(0, _Route(method, path, dict(query or {}), list(replies)))

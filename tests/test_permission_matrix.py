@@ -81,6 +81,7 @@ ROUTES: dict[str, Route] = {
     "overview:index": route(PUBLIC),
     "overview:problem": route(PUBLIC, pk="bucket"),
     "overview:machine": route(PUBLIC),
+    "overview:sources": route(PUBLIC),
     "overview:feed-halts": route(PUBLIC),
     "overview:feed-changes": route(PUBLIC),
     "packages:history": route(PUBLIC, name="package_name"),
@@ -93,6 +94,8 @@ ROUTES: dict[str, Route] = {
     "api:problems": route(PUBLIC),
     "api:problem": route(PUBLIC, bucket_id="bucket"),
     "api:machine": route(PUBLIC, query="machine_id=0123456789abcdef0123456789abcdef"),
+    # A fleet's machine ids come in a POST body.
+    "api:machines": route(POST_ONLY),
     # Operations: health for load balancers, the same for everyone (here 503: no crash
     # source has synced in this seed), metrics for the scraper's token and staff.
     "healthz": route(expect("503 503 503 503 503")),

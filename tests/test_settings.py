@@ -73,6 +73,7 @@ def test_with_postgresql_and_redis_set_it_uses_them(tmp_path):
         ({"DEBUG": "maybe"}, "DEBUG must be a boolean"),
         ({"DEBUG": "0"}, "SECRET_KEY must be set"),
         ({"DEBUG": "1", "EMAIL_PORT": "twenty-five"}, "EMAIL_PORT must be a whole number"),
+        ({"DEBUG": "1", "PHASING_APT_SUITES": "noble"}, "PHASING_APT_SUITES: 'noble' is not"),
     ],
 )
 def test_a_bad_or_missing_value_stops_start_up_with_a_clear_message(tmp_path, env, message):

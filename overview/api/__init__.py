@@ -12,6 +12,7 @@ from ninja import NinjaAPI
 from ninja.errors import ValidationError
 from ninja.openapi.docs import Swagger
 
+from overview.api.fleet import router as fleet_router
 from overview.api.routes import router
 
 api = NinjaAPI(
@@ -20,7 +21,7 @@ api = NinjaAPI(
     description=(
         "Read-only JSON about phased updates: publications in phasing with their "
         "percentages, policies, next steps and problems; phasing events; problem buckets "
-        "(public aggregates only); and what apt decides for one machine."
+        "(public aggregates only); and what apt decides for one machine or a fleet."
     ),
     urls_namespace="api",
     # Swagger UI from django-ninja's own static files ("ninja" is an installed app), no CDN.
@@ -40,3 +41,4 @@ def _bad_parameters(request: HttpRequest, error: ValidationError) -> HttpRespons
     )
 
 api.add_router("", router)
+api.add_router("", fleet_router)

@@ -130,6 +130,28 @@ def _bucket_out(request: HttpRequest, bucket) -> dict:
     }
 
 
+def update_out(publication: Publication) -> dict:
+    return {
+        "publication_id": publication.pk,
+        "release": publication.release.codename,
+        "source_package": publication.source_package.name,
+        "version": publication.version,
+        "phased_update_percentage": publication.phased_update_percentage,
+        "state": publication.state,
+    }
+
+
+def decision_out(row: selectors.MachineRow) -> dict:
+    return {
+        "publication_id": row.publication.pk,
+        "draw": row.decision.draw,
+        "included": row.decision.included,
+        "included_from_percentage": row.decision.included_from_percentage,
+        "included_at": row.included_at,
+        "waiting_for": row.waiting_for,
+    }
+
+
 # --- Endpoints ----------------------------------------------------------------------------
 
 
@@ -267,7 +289,7 @@ def machine(request: HttpRequest, machine_id: str, release: str | None = None, p
     whether apt installs it now, the percentage from which it does, and when that is
     expected under the current policy."""
     try:
-        machine_id = apt_phasing.normalise_machine_id(machine_id)
+        machine_id = apt_phasing.machine_id_for_apt(machine_id)
     except ValueError as error:
         raise HttpError(400, str(error)) from error
     chosen = None
@@ -285,20 +307,5 @@ def machine(request: HttpRequest, machine_id: str, release: str | None = None, p
         "machine_id": machine_id,
         "release": chosen.codename if chosen else None,
         **_page_links(request, chunk),
-        "results": [
-            {
-                "publication_id": row.publication.pk,
-                "release": row.publication.release.codename,
-                "source_package": row.publication.source_package.name,
-                "version": row.publication.version,
-                "phased_update_percentage": row.publication.phased_update_percentage,
-                "state": row.publication.state,
-                "draw": row.decision.draw,
-                "included": row.decision.included,
-                "included_from_percentage": row.decision.included_from_percentage,
-                "included_at": row.included_at,
-                "waiting_for": row.waiting_for,
-            }
-            for row in rows
-        ],
+        "results": [{**update_out(row.publication), **decision_out(row)} for row in rows],
     }

@@ -124,18 +124,30 @@ class BucketDetailOut(BucketOut):
     affects: list[AffectedOut]
 
 
-class MachineRowOut(Schema):
+class UpdateOut(Schema):
+    """An update in phasing, as the machine checks list it."""
+
     publication_id: int
     release: str
     source_package: str
     version: str
     phased_update_percentage: int
     state: str
+
+
+class DecisionOut(Schema):
+    """What apt decides for one machine and one update."""
+
+    publication_id: int
     draw: int
     included: bool
     included_from_percentage: int
     included_at: datetime | None
     waiting_for: str
+
+
+class MachineRowOut(UpdateOut, DecisionOut):
+    pass
 
 
 class MachinePage(Schema):

@@ -64,11 +64,14 @@ class CrashReport(models.Model):
         indexes = [
             # Reports list of a bucket, newest first.
             models.Index(name="crashreport_bucket_time_idx", fields=("bucket", "-reported_at")),
-            # New-bucket detection: reports per (package, version) and bucket.
+            # New-bucket detection: reports and distinct systems per (package, version) and
+            # bucket, counted from the index alone (it holds the system too).
             models.Index(
                 name="crashreport_pkg_version_idx",
-                fields=("source_package", "version", "bucket"),
+                fields=("source_package", "version", "bucket", "release", "system_id"),
             ),
+            # The judges' counters: every report of a release in the hours a batch touched.
+            models.Index(name="crashreport_release_time_idx", fields=("release", "reported_at")),
         ]
 
     def __str__(self) -> str:

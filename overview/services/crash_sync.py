@@ -10,7 +10,7 @@ from django.utils import timezone
 from overview.services.ingest import crash_reports_ingest
 from overview.sources.base import CrashSource
 from packages.models import SourceSync
-from packages.services.sync import source_sync_record
+from packages.services.source_status import source_sync_record
 
 
 def crashes_sync(

@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import json
 import logging
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from itertools import islice
 from operator import itemgetter
 
-from django.db import transaction
-from django.db.models import Count, Max, Min
-from django.db.models.functions import TruncDate
+from django.db import connection, transaction
+from django.db.models import Count
+from django.db.models.constants import OnConflict
 
 from overview.models import (
     BucketVersionStat,
@@ -123,36 +124,72 @@ def _ingest_batch(records: Sequence[CrashReportRecord], releases: dict[str, int]
             return 0
         packages = ids_for_names(SourcePackage, "name", {r.source_package for r in fresh})
         buckets = _buckets_for(fresh, packages)
-        CrashReport.objects.bulk_create(
-            [
-                CrashReport(
-                    bucket_id=buckets[r.signature],
-                    source_package_id=packages[r.source_package],
-                    version=r.version,
-                    release_id=releases[r.release],
-                    architecture=r.architecture[:20],
-                    reported_at=r.reported_at,
-                    system_id=r.system_id[:64],
-                    stack_trace=r.stack_trace,
-                    environment=r.environment,
-                    package_versions=r.package_versions,
-                    from_proposed=r.from_proposed,
-                    automated_testing=r.automated_testing,
-                    external_id=r.external_id,
-                )
-                for r in fresh
-            ],
-            batch_size=1000,
-            ignore_conflicts=True,
-        )
-        _recount(fresh, releases, packages)
+        _insert_reports(fresh, releases=releases, packages=packages, buckets=buckets)
+        _recount(fresh, releases, packages, buckets)
         judging_counts_recount(
             (releases[r.release], packages[r.source_package], r.version, hour_of(r.reported_at))
             for r in fresh
             if not r.automated_testing and not r.from_proposed
         )
-        _touch_buckets(buckets.values())
+        _touch_buckets(fresh, buckets)
     return len(fresh)
+
+
+_COLUMNS = (
+    "bucket_id",
+    "source_package_id",
+    "version",
+    "release_id",
+    "architecture",
+    "reported_at",
+    "system_id",
+    "stack_trace",
+    "environment",
+    "package_versions",
+    "from_proposed",
+    "automated_testing",
+    "external_id",
+)
+
+
+def _insert_reports(
+    fresh: Sequence[CrashReportRecord],
+    *,
+    releases: dict[str, int],
+    packages: dict[str, int],
+    buckets: dict[str, int],
+) -> None:
+    """One prepared INSERT run for every row (INSERT OR IGNORE on SQLite): building a
+    model instance and compiling a statement per batch cost more than the database's own
+    work."""
+    adapt = connection.ops.adapt_datetimefield_value
+    rows = [
+        (
+            buckets[r.signature],
+            packages[r.source_package],
+            r.version,
+            releases[r.release],
+            r.architecture[:20],
+            adapt(r.reported_at),
+            r.system_id[:64],
+            r.stack_trace,
+            json.dumps(r.environment),
+            json.dumps(r.package_versions),
+            r.from_proposed,
+            r.automated_testing,
+            r.external_id,
+        )
+        for r in fresh
+    ]
+    ops = connection.ops
+    insert = ops.insert_statement(on_conflict=OnConflict.IGNORE)
+    conflict = ops.on_conflict_suffix_sql([], OnConflict.IGNORE, [], []) or ""
+    table = ops.quote_name(CrashReport._meta.db_table)
+    placeholders = ", ".join(["%s"] * len(_COLUMNS))
+    with connection.cursor() as cursor:
+        cursor.executemany(
+            f"{insert} {table} ({', '.join(_COLUMNS)}) VALUES ({placeholders}) {conflict}", rows
+        )
 
 
 def _buckets_for(records: Sequence[CrashReportRecord], packages: dict[str, int]) -> dict[str, int]:
@@ -185,7 +222,10 @@ def _buckets_for(records: Sequence[CrashReportRecord], packages: dict[str, int])
 
 
 def _recount(
-    records: Sequence[CrashReportRecord], releases: dict[str, int], packages: dict[str, int]
+    records: Sequence[CrashReportRecord],
+    releases: dict[str, int],
+    packages: dict[str, int],
+    buckets: dict[str, int],
 ) -> None:
     """Daily counters and per-bucket statistics, as the error tracker keeps them.
 
@@ -197,7 +237,6 @@ def _recount(
     keys = {(releases[r.release], packages[r.source_package], r.version) for r in counted}
     if not keys:
         return
-    days = {r.reported_at.date() for r in counted}
     reports = CrashReport.objects.filter(
         release_id__in={k[0] for k in keys},
         source_package_id__in={k[1] for k in keys},
@@ -206,35 +245,46 @@ def _recount(
         from_proposed=False,
     )
     key_of = itemgetter("release_id", "source_package_id", "version")
-    daily = (
-        reports.filter(reported_at__date__gte=min(days), reported_at__date__lte=max(days))
-        .annotate(day=TruncDate("reported_at"))
-        .values("release_id", "source_package_id", "version", "day")
-        .annotate(n=Count("id"))
+    # Daily counts grow by exactly the reports this batch stored (the caller stored only
+    # the ones not known before, in this transaction), so they are added, not recounted:
+    # a recount would read every report of the day again at each batch.
+    added = Counter(
+        (releases[r.release], packages[r.source_package], r.version, r.reported_at.astimezone(UTC).date())
+        for r in counted
     )
+    current = {
+        (c.release_id, c.source_package_id, c.version, c.day): c
+        for c in CrashCounter.objects.filter(
+            release_id__in={k[0] for k in keys},
+            source_package_id__in={k[1] for k in keys},
+            version__in={k[2] for k in keys},
+            day__in={k[3] for k in added},
+        )
+    }
     CrashCounter.objects.bulk_create(
         [
             CrashCounter(
-                release_id=row["release_id"],
-                source_package_id=row["source_package_id"],
-                version=row["version"],
-                day=row["day"],
-                count=row["n"],
+                release_id=key[0],
+                source_package_id=key[1],
+                version=key[2],
+                day=key[3],
+                count=(current[key].count if key in current else 0) + n,
             )
-            for row in daily
-            if key_of(row) in keys
+            for key, n in added.items()
         ],
         update_conflicts=True,
         unique_fields=("release", "source_package", "version", "day"),
         update_fields=("count",),
         batch_size=1000,
     )
-    buckets = {
-        (releases[r.release], packages[r.source_package], r.version, r.signature) for r in counted
+    touched = {
+        (releases[r.release], packages[r.source_package], r.version, buckets[r.signature])
+        for r in counted
     }
+    # Distinct systems cannot be added up: recounted, from the index that holds them.
     stats = (
-        reports.filter(bucket__signature__in={b[3] for b in buckets})
-        .values("release_id", "source_package_id", "version", "bucket_id", "bucket__signature")
+        reports.filter(bucket_id__in={b[3] for b in touched})
+        .values("release_id", "source_package_id", "version", "bucket_id")
         .annotate(n=Count("id"), systems=Count("system_id", distinct=True))
     )
     BucketVersionStat.objects.bulk_create(
@@ -248,7 +298,7 @@ def _recount(
                 systems=row["systems"],
             )
             for row in stats
-            if (*key_of(row), row["bucket__signature"]) in buckets
+            if (*key_of(row), row["bucket_id"]) in touched
         ],
         update_conflicts=True,
         unique_fields=("release", "source_package", "version", "bucket"),
@@ -257,17 +307,28 @@ def _recount(
     )
 
 
-def _touch_buckets(bucket_ids: Iterable[int]) -> None:
-    ids = list(bucket_ids)
-    spans = (
-        CrashReport.objects.filter(bucket_id__in=ids)
-        .values("bucket_id")
-        .annotate(first=Min("reported_at"), last=Max("reported_at"))
-    )
-    buckets = [
-        ErrorBucket(id=s["bucket_id"], first_seen=s["first"], last_seen=s["last"]) for s in spans
-    ]
-    ErrorBucket.objects.bulk_update(buckets, ("first_seen", "last_seen"), batch_size=1000)
+def _touch_buckets(fresh: Sequence[CrashReportRecord], buckets: dict[str, int]) -> None:
+    """Widen each bucket's first and last seen to the reports just stored: one prepared
+    UPDATE per bucket, run as a batch (no read, no statement built per row)."""
+    spans: dict[int, tuple[datetime, datetime]] = {}
+    for record in fresh:
+        bucket, at = buckets[record.signature], record.reported_at
+        first, last = spans.get(bucket, (at, at))
+        spans[bucket] = (min(first, at), max(last, at))
+    adapt = connection.ops.adapt_datetimefield_value
+    table = connection.ops.quote_name(ErrorBucket._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.executemany(
+            f"UPDATE {table} SET "
+            "first_seen = CASE WHEN first_seen IS NULL OR first_seen > %s THEN %s "
+            "ELSE first_seen END, "
+            "last_seen = CASE WHEN last_seen IS NULL OR last_seen < %s THEN %s "
+            "ELSE last_seen END WHERE id = %s",
+            [
+                (adapt(first), adapt(first), adapt(last), adapt(last), bucket)
+                for bucket, (first, last) in sorted(spans.items())
+            ],
+        )
 
 
 __all__ = ["IngestSummary", "crash_reports_ingest"]

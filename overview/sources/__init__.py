@@ -35,6 +35,7 @@ def crash_source(name: str | None = None) -> CrashSource:
         return LocalCrashSource(feed=None)
     if name == "errortracker":
         from overview.sources.errortracker import ErrorTrackerSource, release_names_from_versions
+        from overview.sources.local import LocalCrashSource
         from packages.models import Release
 
         return ErrorTrackerSource(
@@ -44,5 +45,8 @@ def crash_source(name: str | None = None) -> CrashSource:
             release_names=release_names_from_versions(
                 dict(Release.objects.values_list("codename", "version"))
             ),
+            # Versions the tracker does not know are judged on the reports held here,
+            # when the policy says so (Policy.unknown_version).
+            fallback=LocalCrashSource(feed=None),
         )
     raise ValueError(f"unknown crash source {name!r}")

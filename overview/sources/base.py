@@ -26,6 +26,8 @@ class CrashQuery:
     source_package: str
     version: str
     previous_version: str
+    # The share of machines running the update: its percentage, or for a halted update the
+    # percentage it had before the halt (the machines that took it keep it).
     percentage: int
     # The error tracker measures the previous version's baseline up to this day.
     date_published: datetime | None = field(default=None, compare=False, hash=False)
@@ -53,6 +55,9 @@ class CrashAnswer:
     error: str = ""  # non-empty: crash data unavailable, hold the publication
     # How many reports of the previous version the comparison rests on (None: unknown).
     previous_reports: int | None = None
+    # Non-empty: the tracker does not know this source version (a 404), which lasts. The
+    # policy holds the update, or judges ``problems`` found in the reports held locally.
+    unknown_version: str = ""
 
 
 @dataclass(frozen=True)

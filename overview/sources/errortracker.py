@@ -3,12 +3,21 @@
 The API (ubuntu/error-tracker, src/errors/api/resources.py over src/errors/cassie.py) is
 django-tastypie, GET only, JSON with ``format=json``. Every list answer is tastypie's
 envelope ``{"meta": {"limit", "next", "offset", "previous", "total_count"}, "objects": [...]}``
-and paginates (the tracker's default page is 7 objects; ``limit=0`` asks for its maximum,
-360), so ``meta.next`` is followed. Errors are ``{"error_message": ...}`` with a non-2xx
-status; an unknown package version is a 404 ("... was not found in Launchpad").
+and paginates (``limit=0`` asks for its maximum, 360), so ``meta.next`` is followed. Errors
+are ``{"error_message": ...}`` with a non-2xx status.
+
+A 404 means the tracker does not know the source version: it asks Launchpad whether the
+primary archive ever published it (src/errors/api/resources.py 658-665,
+src/errortracker/launchpad.py 458-464), so the answer lasts; it is not an outage. In
+production the body is tastypie's canned "Sorry, this request could not be processed.
+Please try again later." (tastypie resources.py 291-315 with DEBUG off), which explains
+nothing and is never shown to people. The answer says so (``unknown_version``) and, when
+a ``fallback`` source is given, carries what the reports held locally show; the policy
+decides whether to hold or judge on those.
 
 - ``package-version-new-buckets/?package=&previous_version=&new_version=``: objects
-  ``{function, web_link}``. ``function`` is the bucket id itself (the crash signature);
+  ``{function, web_link}``, for a source and its two versions across all releases (no
+  release parameter; cassie.py 706-736), so one answer serves every release. ``function`` is the bucket id itself (the crash signature);
   ``web_link`` is ``<root>/problem/<sha1 of the bucket id>`` or ``<root>/bucket/?id=<quoted
   id>``. The tracker has already kept only buckets absent from the previous version, not
   failed to retrace, and seen on more than 2 systems (cassie.get_package_new_buckets).
@@ -19,6 +28,9 @@ status; an unknown package version is a 404 ("... was not found in Launchpad").
   ``YYYYMMDD`` and bounds the previous version's daily counters (<= date), while "today"
   is the tracker's own UTC day (cassie.get_package_crash_rate). ``exclude_proposed`` is
   tested for truth as a string, so "False" would still exclude: we send it only to exclude.
+  So is ``phased_update_percentage`` (cassie.py 683-684, ``if pup:`` on the raw string):
+  "0" multiplies the baseline by 0 and any three crashes count as a rise. The rate is never
+  asked at 0%; a halted update is asked with the percentage it had before its halt.
 
 The public tracker never hands out restricted crash reports, so ``reports()`` yields none.
 """
@@ -34,9 +46,15 @@ from urllib.parse import parse_qs, urljoin, urlsplit
 
 import requests
 
-from overview.sources.base import CrashAnswer, CrashQuery, CrashReportRecord, ProblemRecord
+from overview.sources.base import (
+    CrashAnswer,
+    CrashQuery,
+    CrashReportRecord,
+    CrashSource,
+    ProblemRecord,
+)
 from packages.sources.base import SourceError
-from packages.sources.http import MalformedResponse, RetryingClient
+from packages.sources.http import MalformedResponse, RetryingClient, StatusError
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +74,31 @@ DEFAULT_RELEASE_NAMES: Mapping[str, str] = {
 # The tracker computes the whole list on every page request, so ask for its largest page.
 _PAGE_ALL = "0"
 _MAX_PAGES = 50
+# tastypie's TASTYPIE_CANNED_ERROR default: says nothing about what went wrong.
+_CANNED = "Sorry, this request could not be processed"
+
+NewBucketsKey = tuple[str, str, str]
+
+
+class _UnknownVersion(SourceError):
+    """The tracker answered 404: it does not know one of the two source versions."""
+
+
+def _reason(exc: SourceError) -> str:
+    """What went wrong, for people: the tracker's own canned text is not a reason."""
+    if isinstance(exc, StatusError):
+        where = urlsplit(exc.url).path.rstrip("/").rsplit("/", 1)[-1] or exc.url
+        return f"the error tracker answered HTTP {exc.status} to {where}"
+    text = str(exc)
+    return text.split(_CANNED)[0].rstrip(" :({'\"") if _CANNED in text else text
+
+
+def _unknown_words(query: CrashQuery) -> str:
+    return (
+        f"errors.ubuntu.com keeps no crash data for {query.source_package} {query.version} "
+        f"or {query.previous_version}: it answers 404 for a source version Ubuntu's archive "
+        "never published (a PPA's or another archive's version, say)"
+    )
 
 
 def release_names_from_versions(versions: Mapping[str, str]) -> dict[str, str]:
@@ -92,11 +135,14 @@ class ErrorTrackerSource:
         sleep: Callable[[float], None] = time.sleep,
         exclude_proposed: bool = True,
         release_names: Mapping[str, str] | None = None,
+        fallback: CrashSource | None = None,
     ) -> None:
         """``release_names`` maps a codename to the tracker's release name ("noble" ->
         "Ubuntu 24.04"); it extends DEFAULT_RELEASE_NAMES. Build it from the releases'
-        versions with ``release_names_from_versions``."""
+        versions with ``release_names_from_versions``. ``fallback`` answers for the
+        versions the tracker does not know, from the reports held locally."""
         self.api_root = api_root if api_root.endswith("/") else api_root + "/"
+        self.fallback = fallback
         self.exclude_proposed = exclude_proposed
         self.release_names = {**DEFAULT_RELEASE_NAMES, **(release_names or {})}
         self._http = RetryingClient(
@@ -112,11 +158,17 @@ class ErrorTrackerSource:
         self, queries: Sequence[CrashQuery], *, now: datetime
     ) -> dict[CrashQuery, CrashAnswer]:
         answers: dict[CrashQuery, CrashAnswer] = {}
+        # New buckets are the same for every release of one source version pair.
+        new_buckets: dict[NewBucketsKey, list[ProblemRecord] | SourceError] = {}
+        unknown: list[CrashQuery] = []
         for query in queries:
             if query in answers:
                 continue
             try:
-                answers[query] = self._answer(query, now=now)
+                answers[query] = self._answer(query, now=now, new_buckets=new_buckets)
+            except _UnknownVersion:
+                answers[query] = CrashAnswer(unknown_version=_unknown_words(query))
+                unknown.append(query)
             except SourceError as exc:
                 log.warning(
                     "Error tracker: no crash data for %s %s: %s",
@@ -124,7 +176,7 @@ class ErrorTrackerSource:
                     query.version,
                     exc,
                 )
-                answers[query] = CrashAnswer(error=f"crash data unavailable: {exc}")
+                answers[query] = CrashAnswer(error=f"crash data unavailable: {_reason(exc)}")
             except Exception as exc:  # one bad answer must not cost the other queries theirs
                 log.exception(
                     "Error tracker: unexpected failure for %s %s",
@@ -134,6 +186,16 @@ class ErrorTrackerSource:
                 answers[query] = CrashAnswer(
                     error=f"crash data unavailable: {exc.__class__.__name__}: {exc}"
                 )
+        if unknown and self.fallback is not None:
+            local = self.fallback.problems(unknown, now=now)
+            for query in unknown:
+                held = local.get(query) or CrashAnswer(error="no local answer")
+                answers[query] = CrashAnswer(
+                    problems=held.problems,
+                    error=held.error,
+                    previous_reports=held.previous_reports,
+                    unknown_version=answers[query].unknown_version,
+                )
         return answers
 
     def reports(self, *, since: datetime | None, now: datetime) -> Iterator[CrashReportRecord]:
@@ -142,7 +204,13 @@ class ErrorTrackerSource:
 
     # -- one query ------------------------------------------------------------------------
 
-    def _answer(self, query: CrashQuery, *, now: datetime) -> CrashAnswer:
+    def _answer(
+        self,
+        query: CrashQuery,
+        *,
+        now: datetime,
+        new_buckets: dict[NewBucketsKey, list[ProblemRecord] | SourceError],
+    ) -> CrashAnswer:
         if not query.previous_version:
             # Nothing to compare with: phased-updater does not look for regressions of a
             # package's first version either, and the tracker would answer 404.
@@ -150,8 +218,22 @@ class ErrorTrackerSource:
         release_name = self.release_names.get(query.release)
         if not release_name:
             raise SourceError(f"no error-tracker release name for {query.release!r}")
-        problems = list(self._new_buckets(query))
-        rate = self._rate(query, release_name=release_name, now=now)
+        key = (query.source_package, query.previous_version, query.version)
+        if key not in new_buckets:
+            try:
+                new_buckets[key] = list(self._new_buckets(query))
+            except StatusError as exc:
+                new_buckets[key] = _UnknownVersion(str(exc)) if exc.status == 404 else exc
+            except SourceError as exc:
+                new_buckets[key] = exc
+        found = new_buckets[key]
+        if isinstance(found, SourceError):
+            raise found
+        problems = list(found)
+        # At 0% the tracker would scale the baseline by 0: not asked (see the module's doc).
+        rate = (
+            self._rate(query, release_name=release_name, now=now) if query.percentage > 0 else None
+        )
         if rate is not None:
             problems.append(rate)
         return CrashAnswer(problems=tuple(problems))
@@ -191,7 +273,12 @@ class ErrorTrackerSource:
         }
         if self.exclude_proposed:
             params["exclude_proposed"] = "True"
-        objects = list(self._objects("package-rate-of-crashes/", params))
+        try:
+            objects = list(self._objects("package-rate-of-crashes/", params))
+        except StatusError as exc:
+            if exc.status == 404:
+                raise _UnknownVersion(str(exc)) from exc
+            raise
         if len(objects) != 1:
             raise MalformedResponse(f"rate of crashes: expected one object, got {len(objects)}")
         result = objects[0]
@@ -231,8 +318,10 @@ class ErrorTrackerSource:
             if not isinstance(body, dict):
                 raise MalformedResponse(f"{resource} answered {type(body).__name__}, not an object")
             if "error_message" in body:
+                message = str(body["error_message"])
                 raise MalformedResponse(
-                    f"{resource} answered an error: {body['error_message']!r:.200}"
+                    f"{resource} answered an error"
+                    + ("" if _CANNED in message else f": {message!r:.200}")
                 )
             objects = body.get("objects")
             if not isinstance(objects, list):

@@ -9,7 +9,7 @@ from django import forms
 
 from packages import policy as policy_rules
 from packages import services
-from packages.models import Policy
+from packages.models import Policy, UnknownVersion
 
 
 class ReasonForm(forms.Form):
@@ -68,6 +68,12 @@ class PolicyChangeForm(ReasonForm):
     insufficient_max_hold = forms.DurationField(
         initial=timedelta(hours=48), help_text="The longest hold at the gate, HH:MM:SS"
     )
+    unknown_version = forms.ChoiceField(
+        choices=UnknownVersion.choices,
+        initial=UnknownVersion.HOLD,
+        required=False,
+        label="Version unknown to the error tracker",
+    )
     field_order = (
         "scope",
         "start_percentage",
@@ -81,6 +87,7 @@ class PolicyChangeForm(ReasonForm):
         "judge",
         "insufficient_gate",
         "insufficient_max_hold",
+        "unknown_version",
         "reason",
     )
 
@@ -95,6 +102,9 @@ class PolicyChangeForm(ReasonForm):
         if values != sorted(values) or any(not 0 <= value <= 100 for value in values):
             raise forms.ValidationError("Rising percentages between 0 and 100.")
         return values
+
+    def clean_unknown_version(self) -> str:
+        return self.cleaned_data["unknown_version"] or UnknownVersion.HOLD
 
     def clean_interval(self) -> timedelta:
         interval = self.cleaned_data["interval"]
@@ -116,6 +126,14 @@ class PolicyAdminForm(forms.ModelForm):
     class Meta:
         model = Policy
         fields = ("release", "source_package", *services.POLICY_FIELDS)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # Older forms and scripts post without it: holding is the safe default.
+        self.fields["unknown_version"].required = False
+
+    def clean_unknown_version(self) -> str:
+        return self.cleaned_data["unknown_version"] or UnknownVersion.HOLD
 
     def clean(self) -> dict:
         data = super().clean() or {}

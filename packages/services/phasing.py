@@ -119,12 +119,28 @@ class Change:
         )
 
     @classmethod
-    def superseded(cls, *, by_version: str | None) -> Change:
-        reason = f"superseded by {by_version}" if by_version else "superseded at the source"
+    def superseded(cls, *, by_version: str | None, deleted: bool = False) -> Change:
+        if by_version:
+            reason = f"superseded by {by_version}"
+        else:
+            reason = "deleted at the source" if deleted else "superseded at the source"
         return cls(
             EventKind.SUPERSEDED,
             state=PhasingState.SUPERSEDED,
             reason=reason,
+            hold_reason=HoldReason.NONE,
+        )
+
+    @classmethod
+    def security_released(cls) -> Change:
+        """A version also published in -security reaches everyone: apt never phases it
+        (apt-pkg/pkgcache.cc IsSecurityUpdate), and a percentage left on it kept machines
+        with apt before 2.7.11 (2.4.12 on 22.04) from the fix (LP #2051181)."""
+        return cls(
+            EventKind.RELEASED,
+            percentage=policy.FULL,
+            state=PhasingState.COMPLETE,
+            reason="also published in -security, which apt never phases: released to everyone",
             hold_reason=HoldReason.NONE,
         )
 
@@ -159,6 +175,12 @@ def _apply(
     )
     if not 0 <= new_percentage <= 100:
         raise TransitionError(f"a percentage is 0..100, not {new_percentage}")
+    if publication.in_security and new_percentage < policy.FULL:
+        raise TransitionError(
+            f"cannot phase {publication}: it is also published in -security, which apt never "
+            "phases; a percentage on it keeps machines with apt before 2.7.11 (2.4.12 on "
+            "22.04) from a security fix (LP #2051181)"
+        )
     new_state = change.state or publication.state
     if new_state == PhasingState.PHASING and new_percentage >= 100:
         new_state = PhasingState.COMPLETE
@@ -168,6 +190,10 @@ def _apply(
         publication.last_increase_at = now
     if new_state != old_state:
         publication.state_changed_at = now
+    if new_state == PhasingState.HALTED and old_state != PhasingState.HALTED:
+        publication.percentage_before_halt = old_percentage
+    elif new_state != PhasingState.HALTED:
+        publication.percentage_before_halt = None
     if new_state == PhasingState.COMPLETE and old_state != PhasingState.COMPLETE:
         publication.completed_at = now
     elif new_state != PhasingState.COMPLETE:
@@ -210,6 +236,7 @@ _SAVED_FIELDS = (
     "status",
     "superseded_by",
     "date_superseded",
+    "percentage_before_halt",
 )
 # What the controller records of a hold at each tick: no event, nothing changed.
 HOLD_FIELDS = ("hold_reason", "hold_detail", "crash_data_unavailable_since")
@@ -296,14 +323,19 @@ def publications_publish(publications: Sequence[Publication], *, now: datetime, 
 def publications_supersede(
     replaced: Sequence[tuple[Publication, Publication | None]], *, now: datetime, by: str
 ) -> list[PhasingEvent]:
-    """Mark locked publications superseded (by a newer one, or None: at the source)."""
+    """Mark locked publications superseded (by a newer one, or None: at the source, where
+    a publication already marked deleted stays deleted)."""
     changes = []
     for publication, winner in replaced:
-        publication.status = ArchiveStatus.SUPERSEDED
+        deleted = winner is None and publication.status == ArchiveStatus.DELETED
+        publication.status = ArchiveStatus.DELETED if deleted else ArchiveStatus.SUPERSEDED
         publication.superseded_by = winner
         publication.date_superseded = publication.date_superseded or now
         changes.append(
-            (publication, Change.superseded(by_version=winner.version if winner else None))
+            (
+                publication,
+                Change.superseded(by_version=winner.version if winner else None, deleted=deleted),
+            )
         )
     return publications_apply(changes, now=now, actor_name=by)
 

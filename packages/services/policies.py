@@ -26,6 +26,7 @@ POLICY_FIELDS = (
     "judge",
     "insufficient_gate",
     "insufficient_max_hold",
+    "unknown_version",
 )
 
 

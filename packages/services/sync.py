@@ -16,6 +16,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from packages.models import (
+    ACTIVE_STATES,
     ArchiveStatus,
     Person,
     PhasingState,
@@ -26,8 +27,20 @@ from packages.models import (
     SourceSync,
 )
 from packages.services.bulk import ids_for_names
-from packages.services.phasing import publications_publish, publications_supersede
-from packages.sources.base import PersonRecord, PublicationRecord, PublicationSource, SourceError
+from packages.services.phasing import (
+    Change,
+    publications_apply,
+    publications_publish,
+    publications_supersede,
+)
+from packages.services.source_status import source_sync_record
+from packages.services.sync_refresh import REFRESHED_FIELDS, per_binary, refresh, watch_of
+from packages.sources.base import (
+    PersonRecord,
+    PublicationRecord,
+    PublicationSource,
+    SourceError,
+)
 
 log = logging.getLogger(__name__)
 
@@ -53,8 +66,9 @@ class SyncSummary:
         }
 
 
-# A source may skip a record it cannot read yet (Launchpad, before binaries are built);
-# asking again from a day before the last success brings it back once it can.
+# A source may skip a record it cannot read yet (an archive half-written); asking again
+# from a day before the last success brings it back once it can. A source that knows
+# better says how much overlap it needs (``incremental_margin``).
 INCREMENTAL_MARGIN = timedelta(days=1)
 
 
@@ -63,9 +77,8 @@ def publications_sync_since_last(
 ) -> SyncSummary:
     """The periodic sync: what changed since the last successful one (all, the first time)."""
     status = SourceSync.objects.filter(name=f"{source.name}:publications").first()
-    since = (
-        status.last_success_at - INCREMENTAL_MARGIN if status and status.last_success_at else None
-    )
+    margin = getattr(source, "incremental_margin", INCREMENTAL_MARGIN)
+    since = status.last_success_at - margin if status and status.last_success_at else None
     return publications_sync(source, now=now, since=since)
 
 
@@ -155,7 +168,11 @@ def publications_sync(
         if not release_record.supported:
             continue
         try:
-            records = list(source.publications(release=release.codename, since=since, now=now))
+            records = list(
+                source.publications(
+                    release=release.codename, since=since, now=now, watch=watch_of(release.codename)
+                )
+            )
         except SourceError as exc:
             summary.errors.append(f"{release.codename}: {exc}")
             log.warning("sync of %s from %s failed: %s", release.codename, source.name, exc)
@@ -240,19 +257,14 @@ def _sync_release(
                     completed_at=now if state == PhasingState.COMPLETE else None,
                     source_name=source.name,
                     source_percentage=record.percentage,
+                    source_percentages=per_binary(record),
+                    in_security=record.in_security,
                     synced_at=now,
                 )
                 existing[key] = publication
                 created.append(publication)
                 continue
-            dirty = False
-            if tracks and publication.source_percentage != record.percentage:
-                publication.source_percentage = record.percentage
-                dirty = True
-            if record.previous_version and not publication.previous_version:
-                publication.previous_version = record.previous_version
-                dirty = True
-            if dirty:
+            if refresh(publication, record, tracks=tracks):
                 publication.synced_at = now
                 summary.changed += 1
                 changed.append(publication)
@@ -260,8 +272,18 @@ def _sync_release(
                 summary.unchanged += 1
         publications_publish(created, now=now, by=f"sync:{source.name}")
         summary.new += len(created)
-        Publication.objects.bulk_update(
-            changed, ("source_percentage", "previous_version", "synced_at"), batch_size=500
+        Publication.objects.bulk_update(changed, REFRESHED_FIELDS, batch_size=500)
+        # A version also in -security is never phased: released to everyone, and the
+        # percentage at the source removed by the write-back.
+        seen = {(r.pocket, packages[r.source_package], r.version) for r in records}
+        publications_apply(
+            [
+                (p, Change.security_released())
+                for key, p in existing.items()
+                if key in seen and p.in_security and p.state in ACTIVE_STATES
+            ],
+            now=now,
+            actor_name=f"sync:{source.name}",
         )
         summary.superseded += _supersede(existing.values(), records, packages, now=now)
 
@@ -301,29 +323,3 @@ def _supersede(
             replaced.append((publication, winner if newer else None))
     publications_supersede(replaced, now=now, by="sync")
     return len(replaced)
-
-
-def source_sync_record(
-    name: str,
-    kind: str,
-    *,
-    now: datetime,
-    summary: Mapping[str, object] | None = None,
-    warnings: Sequence[str] = (),
-    error: str = "",
-) -> None:
-    """Record that source `name` was asked for its `kind` of data: a success unless `error`.
-
-    Warnings (records skipped, one release failing) are kept as the last error of a
-    sync that otherwise succeeded.
-    """
-    defaults: dict[str, object] = {
-        "kind": kind,
-        "last_attempt_at": now,
-        "last_error": error or "; ".join(warnings[:5]),
-    }
-    if summary is not None:
-        defaults["last_summary"] = dict(summary)
-    if not error:
-        defaults["last_success_at"] = now
-    SourceSync.objects.update_or_create(name=f"{name}:{kind}", defaults=defaults)

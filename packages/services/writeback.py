@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from packages.log_context import log_context
 from packages.models import PhasingEvent, Publication, WriteBack
+from packages.services.source_status import source_write_denied, source_write_permission_record
 from packages.sources import publication_source
 from packages.sources.base import PublicationSource
 
@@ -55,12 +56,16 @@ def queue_write_back(events: Iterable[PhasingEvent]) -> None:
     # (the halt emails); the periodic reconcile writes back whatever was left pending.
     transaction.on_commit(enqueue, robust=True)
 
+
 # A change can land while the source is being written: write again, a few times at most.
 _ROUNDS = 3
 
 
 def percentages_write_back(
-    *, event_ids: list[int], source: PublicationSource | None = None
+    *,
+    event_ids: list[int],
+    source: PublicationSource | None = None,
+    now: datetime | None = None,
 ) -> dict[str, int]:
     """Give the source each publication's current percentage; mark its pending events.
 
@@ -69,7 +74,7 @@ def percentages_write_back(
     again afterwards, so two write-backs finishing out of order still leave the newest.
     """
     source = source or publication_source()
-    counts = {WriteBack.APPLIED: 0, WriteBack.DRY_RUN: 0, WriteBack.FAILED: 0}
+    counts = {WriteBack.APPLIED: 0, WriteBack.DRY_RUN: 0, WriteBack.FAILED: 0, WriteBack.DENIED: 0}
     publication_ids = set(
         PhasingEvent.objects.filter(pk__in=event_ids, write_back=WriteBack.PENDING).values_list(
             "publication_id", flat=True
@@ -80,23 +85,24 @@ def percentages_write_back(
     )
     for publication in publications:
         with log_context(publication=publication, source=source.name):
-            counts[WriteBack(_write_back_one(source, publication, event_ids))] += 1
+            status, detail, written = _write(source, publication)
+            counts[WriteBack(status)] += 1
+            written_at = now or timezone.now()
+            with transaction.atomic():
+                PhasingEvent.objects.filter(
+                    publication_id=publication.pk, pk__in=event_ids, write_back=WriteBack.PENDING
+                ).update(write_back=status, write_back_detail=detail[:500])
+                if status == WriteBack.APPLIED:
+                    # The next sync reads it back (packages.services.sync_refresh.watch_of).
+                    Publication.objects.filter(pk=publication.pk).update(
+                        source_percentage=written, written_percentage=written, written_at=written_at
+                    )
+                source_write_permission_record(
+                    source.name, status=status, detail=detail, now=written_at
+                )
+            if status in (WriteBack.FAILED, WriteBack.DENIED):
+                log.warning("write-back of %s %s: %s", publication, status, detail)
     return {str(k): v for k, v in counts.items()}
-
-
-def _write_back_one(
-    source: PublicationSource, publication: Publication, event_ids: list[int]
-) -> str:
-    status, detail, written = _write(source, publication)
-    with transaction.atomic():
-        PhasingEvent.objects.filter(
-            publication_id=publication.pk, pk__in=event_ids, write_back=WriteBack.PENDING
-        ).update(write_back=status, write_back_detail=detail[:500])
-        if status == WriteBack.APPLIED:
-            Publication.objects.filter(pk=publication.pk).update(source_percentage=written)
-    if status == WriteBack.FAILED:
-        log.warning("write-back of %s failed: %s", publication, detail)
-    return status
 
 
 def _write(source: PublicationSource, publication: Publication) -> tuple[str, str, int]:
@@ -118,7 +124,12 @@ def _write(source: PublicationSource, publication: Publication) -> tuple[str, st
             )
         except Exception as exc:  # any failure is recorded and retried by the reconcile
             return WriteBack.FAILED, f"{type(exc).__name__}: {exc}", current
-        if result.status not in (WriteBack.APPLIED, WriteBack.DRY_RUN, WriteBack.FAILED):
+        if result.status not in (
+            WriteBack.APPLIED,
+            WriteBack.DRY_RUN,
+            WriteBack.FAILED,
+            WriteBack.DENIED,
+        ):
             return WriteBack.FAILED, f"source answered {result.status!r}", current
         if result.status != WriteBack.APPLIED:
             return result.status, result.detail, current
@@ -132,21 +143,27 @@ def percentages_reconcile(
     """Write back what was left pending (a broker down at commit) or failed (a source down).
 
     A halt that never reached the archive would leave the update live; this runs on a
-    schedule until the source has taken every change.
+    schedule until the source has taken every change. Writes refused for want of
+    permission wait until the source takes one again (a new change written, or
+    `phasing_sources check`): retrying them would only repeat the refusal.
     """
+    source = source or publication_source()
     now = now or timezone.now()
+    again = [WriteBack.FAILED]
+    if not source_write_denied(source.name):
+        again.append(WriteBack.DENIED)
     stuck = list(
         PhasingEvent.objects.filter(
-            write_back__in=(WriteBack.PENDING, WriteBack.FAILED),
+            write_back__in=(WriteBack.PENDING, *again),
             created_at__lt=now - timedelta(minutes=2),
         ).values_list("pk", flat=True)[:5000]
     )
     if not stuck:
         return {}
-    PhasingEvent.objects.filter(pk__in=stuck, write_back=WriteBack.FAILED).update(
+    PhasingEvent.objects.filter(pk__in=stuck, write_back__in=again).update(
         write_back=WriteBack.PENDING
     )
-    return percentages_write_back(event_ids=stuck, source=source)
+    return percentages_write_back(event_ids=stuck, source=source, now=now)
 
 
 def percentages_mark_applied(*, event_ids: list[int], detail: str) -> int:

@@ -39,6 +39,8 @@ def publication_source(name: str | None = None) -> PublicationSource:
 
         return AptArchiveSource(
             location=settings.PHASING_APT_ARCHIVE,
+            suites=settings.PHASING_APT_SUITES,
+            previous_suites=settings.PHASING_APT_PREVIOUS_SUITES,
             gpg_key=settings.PHASING_APT_GPG_KEY or None,
             gpg_home=settings.PHASING_APT_GPG_HOME or None,
             timeout=settings.PHASING_HTTP_TIMEOUT,

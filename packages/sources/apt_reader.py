@@ -25,6 +25,40 @@ from packages.sources.apt_writer import PACKAGES_VARIANTS, RELEASE_HASHES, decom
 from packages.sources.base import SourceError
 
 HASH_FIELDS = tuple(name for name, _ in RELEASE_HASHES)
+_ULLONG_MAX = 2**64 - 1
+_STRTOULL_SPACE = " \t\n\v\f\r"
+# pkgTagSection::FindULLInternal copies the value into a 100-byte buffer first.
+_FIND_BUFFER = 100
+
+
+def apt_percentage(value: str | None) -> tuple[int, bool]:
+    """A ``Phased-Update-Percentage`` value as apt reads it: (percentage, apt warns).
+
+    apt-pkg/deb/deblistparser.cc 322-327 reads it with ``FindULL(..., 100)``, which is
+    ``strtoull`` (apt-pkg/tagfile.cc 803-822): leading blanks and a sign are allowed, the
+    leading digits count and the rest is ignored ("50x" is 50), no digits at all is the
+    default 100 without a word, and a value too long for its buffer is 100 as well. The
+    version keeps 100 when the number is above 100, with the warning "Ignoring invalid
+    Phased-Update-Percentage value" (cacheiterators.h 294-300); "-1" wraps around to a huge
+    number and is one of those.
+    """
+    if value is None or len(value.encode("utf-8", "replace")) >= _FIND_BUFFER:
+        return 100, False
+    text = value.lstrip(_STRTOULL_SPACE)
+    negative = text[:1] == "-"
+    if text[:1] in "+-" and text:
+        text = text[1:]
+    digits = len(text) - len(text.lstrip("0123456789"))
+    if not digits:
+        return 100, False
+    number = min(int(text[:digits]), _ULLONG_MAX)
+    if negative and number and number != _ULLONG_MAX:
+        number = _ULLONG_MAX + 1 - number
+    if number > 100:
+        return 100, True
+    return number, False
+
+
 _INDEX_RE = re.compile(r"^(?P<component>.+)/binary-(?P<arch>[^/]+)/Packages(\.gz|\.xz)?$")
 RELEASE_CHECKSUM_FIELDS = {name.lower() for name in HASH_FIELDS}
 
@@ -38,7 +72,10 @@ class Listed:
 
     def check(self, name: str, data: bytes) -> None:
         if len(data) != self.size:
-            raise SourceError(f"{name} is {len(data)} bytes but the Release file says {self.size}")
+            raise SourceError(
+                f"{name} is {len(data)} bytes but the Release file says {self.size} "
+                "(archive being rewritten, or corrupt)"
+            )
         # The strongest hash listed decides, as in apt.
         for field_name in reversed(HASH_FIELDS):
             if field_name in self.hashes:
@@ -205,7 +242,8 @@ class AptArchiveReader:
                 raise SourceError(f"{name} cannot be decompressed: {exc}") from exc
         return None
 
-    def _paragraphs(self, suite: Suite) -> Iterator[tuple[str, deb822.Packages]]:
+    def _paragraphs(self, suite: Suite) -> Iterator[tuple[str, str, deb822.Packages]]:
+        """(component, architecture, stanza) of every index the suite lists."""
         for component, arch in suite.index_dirs:
             found = self._read_index(suite, component, arch)
             if found is None:
@@ -214,5 +252,4 @@ class AptArchiveReader:
             text = content.decode("utf-8", "replace")
             for paragraph in deb822.Packages.iter_paragraphs(io.StringIO(text), use_apt_pkg=False):
                 if "Package" in paragraph:
-                    yield component, paragraph
-
+                    yield component, arch, paragraph

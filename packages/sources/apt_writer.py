@@ -282,7 +282,8 @@ def write_archive(
 
     Each entry of ``releases`` is a mapping with ``codename``, ``version``, ``updates``
     (PublicationRecords for ``dists/<codename>-updates``) and optionally ``release``
-    (records for the release pocket ``dists/<codename>``), ``date`` (the Release Date,
+    (records for the release pocket ``dists/<codename>``), ``security`` (for
+    ``dists/<codename>-security``), ``date`` (the Release Date,
     default ``now``) and ``components`` (default: those the records use, else main).
     Binaries default to one named after the source; binary versions equal source versions.
     """
@@ -293,6 +294,8 @@ def write_archive(
         pockets = {f"{codename}-updates": entry.get("updates", ())}
         if entry.get("release") is not None:
             pockets[codename] = entry["release"]
+        if entry.get("security") is not None:
+            pockets[f"{codename}-security"] = entry["security"]
         for suite, records in pockets.items():
             components = entry.get("components") or sorted(
                 {r.component for r in records} or {"main"}

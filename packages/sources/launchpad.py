@@ -1,17 +1,28 @@
 """Publications and percentages from Launchpad's web service (a PublicationSource).
 
-It talks through packages.sources.launchpad_api (a thin REST client, not launchpadlib).
+It talks through packages.sources.launchpad_api (a thin REST client, not launchpadlib) and
+writes through packages.sources.launchpad_write.
 
 Shapes (lib/lp/soyuz/interfaces/publishing.py, archive.py, registry/interfaces/
 distroseries.py in the launchpad tree): a source publication has ``source_package_name``,
 ``source_package_version``, ``component_name``, ``status``, ``pocket``, ``date_published``,
 ``date_superseded``, ``date_created``, ``package_signer_link``, ``package_creator_link``,
-``creator_link``, ``sponsor_link`` and the read op ``getPublishedBinaries`` (the Published
-or Pending binary publications built from it in the same series, archive and pocket); a
-binary publication has ``binary_package_name``, ``distro_arch_series_link``,
-``phased_update_percentage`` (None means 100) and the devel write op ``changeOverride``
-(``new_phased_update_percentage`` 0..100; Launchpad stores 100 as None and makes a new
-publishing record each time).
+``creator_link`` and the read op ``getPublishedBinaries`` (the Published or Pending binary
+publications built from it in the same series, archive and pocket); a binary publication
+has ``binary_package_name``, ``distro_arch_series_link``, ``is_debug`` (devel),
+``phased_update_percentage`` (None means 100) and the devel write op ``changeOverride``.
+
+What changes where (lib/lp/soyuz/model/publishing.py): a phasing step (``changeOverride``,
+ours or anybody's) adds a new *binary* publication; the source publication's
+``date_created`` never moves, and a deletion only flips statuses. So an incremental sync
+asks for the binary publications created since the last one, newest first
+(``order_by_date``, which interfaces/archive.py 752-759 recommends "for applications that
+need to catch up"), for the Deleted binary publications of the updates it watches, and
+reads each source version they belong to again.
+
+Each binary keeps its own percentage per architecture (``binary_percentages``); the
+record's percentage is the lowest of them. Debug symbols (ddebs, ``is_debug``) are not
+what apt installs and follow their deb by themselves, so they are left out.
 
 The source only yields what Launchpad says; it never claims a publication is gone, so a
 sync that stops half-way deletes nothing. Records with missing or malformed fields are
@@ -22,35 +33,32 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator, Mapping
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from functools import cmp_to_key
 from typing import Any
-from urllib.parse import urlsplit
 
 from debian.debian_support import version_compare
 
 from packages.sources.base import (
+    BinaryPercentage,
     PersonRecord,
     PublicationRecord,
     ReleaseRecord,
-    SourceError,
-    WriteResult,
+    Watch,
+    sponsor_of,
 )
 from packages.sources.http import MalformedResponse, StatusError
-from packages.sources.launchpad_api import LaunchpadClient
+from packages.sources.launchpad_people import REDACTED, LaunchpadPeople
+from packages.sources.launchpad_write import (
+    CURRENT_BINARY_STATUSES,
+    POCKETS,
+    LaunchpadWriter,
+    parse_datetime,
+    series_and_arch,
+)
 
 log = logging.getLogger(__name__)
 
-REDACTED = "tag:launchpad.net:2008:redacted"
-
-# Our pocket names (packages.models) to Launchpad's PackagePublishingPocket titles.
-POCKETS = {
-    "release": "Release",
-    "security": "Security",
-    "updates": "Updates",
-    "proposed": "Proposed",
-    "backports": "Backports",
-}
 # SeriesStatus titles of released, still maintained series: the ones with an Updates pocket
 # worth phasing. "Active Development" and "Pre-release Freeze" are active but unreleased.
 STABLE_SERIES_STATUSES = frozenset({"Current Stable Release", "Supported"})
@@ -58,34 +66,33 @@ STABLE_SERIES_STATUSES = frozenset({"Current Stable Release", "Supported"})
 # (never reached users) nor -backports, and not deleted publications.
 PREVIOUS_VERSION_POCKETS = frozenset({"Release", "Security", "Updates"})
 PREVIOUS_VERSION_STATUSES = frozenset({"Published", "Superseded"})
-CURRENT_BINARY_STATUSES = frozenset({"Published", "Pending"})
+# Launchpad's statuses (lib/lp/soyuz/enums.py 616-681) as ours (packages.models.ArchiveStatus).
+REMOVED_STATUSES = {"Superseded": "superseded", "Deleted": "deleted", "Obsolete": "deleted"}
+# A source publication stays Pending, without date_published, until the publisher runs;
+# asking for sources created up to a day earlier brings one back that was skipped then.
+PENDING_MARGIN = timedelta(days=1)
 
 
-def _parse_datetime(value: Any) -> datetime | None:
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    # Launchpad keeps and returns UTC; a missing offset still means UTC.
-    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
+def _source_key(entry: Mapping[str, Any]) -> tuple[str, str] | None:
+    name, version = entry.get("source_package_name"), entry.get("source_package_version")
+    if isinstance(name, str) and name and isinstance(version, str) and version:
+        return name, version
+    return None
 
 
-def _account_name(person_link: str) -> str:
-    last = urlsplit(person_link).path.rstrip("/").rsplit("/", 1)[-1]
-    return last[1:] if last.startswith("~") else ""
-
-
-def _percentage(entry: Mapping[str, Any]) -> int:
-    value = entry.get("phased_update_percentage")
-    return 100 if value is None else value
-
-
-class LaunchpadSource(LaunchpadClient):
+class LaunchpadSource(LaunchpadPeople, LaunchpadWriter):
     """Updates publications of one distribution, and their phased-update percentages."""
 
     name = "launchpad"
+    # Binary publications are created with Launchpad's clock at commit time; a little
+    # overlap with the last sync costs a few duplicates, never a missed change.
+    incremental_margin = timedelta(hours=1)
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        # One sync asks every release with the same ``since``: the archive-wide listing of
+        # changed binary publications is fetched once and shared.
+        self._binaries_memo: dict[tuple[datetime, str | None], list[dict[str, Any]]] = {}
 
     # -- the PublicationSource interface ------------------------------------------------
 
@@ -107,82 +114,113 @@ class LaunchpadSource(LaunchpadClient):
         return records
 
     def publications(
-        self, *, release: str, since: datetime | None, now: datetime
+        self, *, release: str, since: datetime | None, now: datetime, watch: Watch | None = None
     ) -> Iterator[PublicationRecord]:
         series_link = self._series_link(release)
-        params: dict[str, str] = {
+        people: dict[str, PersonRecord | None] = {}
+        listing = {
             "ws.op": "getPublishedSources",
             "distro_series": series_link,
             "pocket": POCKETS["updates"],
-            "status": "Published",
         }
-        if since is not None:
-            params["created_since_date"] = since.astimezone(UTC).isoformat()
-        people: dict[str, PersonRecord | None] = {}
-        for entry in self._collection(self._archive_link(), params):
+        if since is None:
+            for entry in self._collection(self._archive_link(), {**listing, "status": "Published"}):
+                record = self._publication(
+                    entry, release=release, series_link=series_link, people=people
+                )
+                if record is not None:
+                    yield record
+            return
+        watch = watch or Watch()
+        known: dict[tuple[str, str], Mapping[str, Any] | None] = {}
+        for entry in self._collection(
+            self._archive_link(),
+            {
+                **listing,
+                "created_since_date": _iso(since - PENDING_MARGIN),
+                "order_by_date": "true",
+            },
+        ):
+            key = _source_key(entry)
+            if key is not None:
+                known[key] = entry
+        for key in self._changed_versions(release, since=since, watch=watch):
+            known.setdefault(key, None)
+        for key in sorted(watch.written):
+            known.setdefault(key, None)
+        for (name, version), listed in known.items():
+            found = listed or self._source_publication(name, version, series_link)
+            if found is None:
+                continue
             record = self._publication(
-                entry, release=release, series_link=series_link, people=people
+                found, release=release, series_link=series_link, people=people
             )
             if record is not None:
                 yield record
 
-    def set_percentage(
-        self, *, release: str, pocket: str, source_package: str, version: str, percentage: int
-    ) -> WriteResult:
-        target = f"{source_package} {version} in {release}-{pocket}"
-        if (
-            isinstance(percentage, bool)
-            or not isinstance(percentage, int)
-            or not 0 <= percentage <= 100
-        ):
-            return WriteResult(
-                "failed", f"{percentage!r} is not a percentage (0..100) for {target}"
-            )
-        if not self.can_write:
-            return WriteResult(
-                "dry_run",
-                f"Launchpad credentials not configured: would set {target} to {percentage}%",
-            )
-        lp_pocket = POCKETS.get(pocket.lower())
-        if lp_pocket is None:
-            return WriteResult("failed", f"unknown pocket {pocket!r} for {target}")
-        changed = 0
-        binaries: list[dict[str, Any]] = []
+    # -- what changed --------------------------------------------------------------------
+
+    def _binaries_created_since(
+        self, since: datetime, status: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Binary publications of the Updates pocket created since, newest first.
+
+        getPublishedBinaries has no series parameter (only one architecture's), so the
+        whole archive is asked once per sync and each release takes its own.
+        """
+        memo = self._binaries_memo
+        key = (since, status)
+        if key not in memo:
+            params = {
+                "ws.op": "getPublishedBinaries",
+                "pocket": POCKETS["updates"],
+                "created_since_date": _iso(since),
+                "order_by_date": "true",
+            }
+            if status:
+                params["status"] = status
+            memo[key] = list(self._collection(self._archive_link(), params))
+        return memo[key]
+
+    def _changed_versions(
+        self, release: str, *, since: datetime, watch: Watch
+    ) -> list[tuple[str, str]]:
+        keys: dict[tuple[str, str], None] = {}
+        for entry in self._binaries_created_since(since):
+            key = _source_key(entry)
+            if key is not None and series_and_arch(entry)[0] == release:
+                keys[key] = None
+        if watch.active:
+            # A removal adds no record: it flips the statuses of the latest ones, which
+            # were created with their source publication at the earliest, up to a day
+            # before it was published.
+            oldest = min(watch.active.values()) - PENDING_MARGIN
+            for entry in self._binaries_created_since(oldest, status="Deleted"):
+                key = _source_key(entry)
+                if key is not None and key in watch.active and series_and_arch(entry)[0] == release:
+                    keys[key] = None
+        return list(keys)
+
+    def _source_publication(
+        self, name: str, version: str, series_link: str
+    ) -> Mapping[str, Any] | None:
+        """The newest Updates publication of this source version, whatever its status."""
+        params = {
+            "ws.op": "getPublishedSources",
+            "source_name": name,
+            "version": version,
+            "exact_match": "true",
+            "distro_series": series_link,
+            "pocket": POCKETS["updates"],
+            "order_by_date": "true",
+        }
         try:
-            binaries = self._binaries_of_version(
-                release=release, pocket=lp_pocket, source_package=source_package, version=version
-            )
-            if not binaries:
-                return WriteResult(
-                    "failed", f"Launchpad has no published binaries of {target} to change"
-                )
-            for binary in binaries:
-                if _percentage(binary) == percentage:
-                    continue
-                # Retried like a read: the value is absolute, so a repeat after a lost answer
-                # sets the same percentage again (at worst one more history row).
-                self._http.request(
-                    "POST",
-                    self._checked_link(binary["self_link"]),
-                    data={
-                        "ws.op": "changeOverride",
-                        "new_phased_update_percentage": str(percentage),
-                    },
-                    sign=self._signer(),
-                )
-                changed += 1
-        except SourceError as exc:
-            partial = (
-                f" ({changed} of {len(binaries)} binary publications were already changed)"
-                if changed
-                else ""
-            )
-            return WriteResult("failed", f"{exc}{partial}")
-        unchanged = len(binaries) - changed
-        detail = f"set {changed} binary publication(s) of {target} to {percentage}%"
-        if unchanged:
-            detail += f"; {unchanged} already at {percentage}%"
-        return WriteResult("applied", detail)
+            for entry in self._collection(self._archive_link(), params):
+                if _source_key(entry) == (name, version):
+                    return entry
+        except (MalformedResponse, StatusError) as exc:
+            log.warning("Launchpad: %s %s could not be read again: %s", name, version, exc)
+        return None
 
     # -- one publication ----------------------------------------------------------------
 
@@ -198,7 +236,7 @@ class LaunchpadSource(LaunchpadClient):
         version = entry.get("source_package_version")
         self_link = entry.get("self_link")
         component = entry.get("component_name")
-        published = _parse_datetime(entry.get("date_published"))
+        published = parse_datetime(entry.get("date_published"))
         missing = [
             field
             for field, ok in (
@@ -222,113 +260,77 @@ class LaunchpadSource(LaunchpadClient):
         if entry.get("pocket") not in (None, POCKETS["updates"]):
             log.warning("Launchpad: skipping %s %s, not in Updates", name, version)
             return None
-        try:
-            binaries = self._current_binaries(self_link)
-        except (MalformedResponse, StatusError) as exc:
-            log.warning(
-                "Launchpad: skipping %s %s: its binaries could not be read: %s", name, version, exc
+        removed = REMOVED_STATUSES.get(str(entry.get("status")))
+        binaries: list[dict[str, Any]] = []
+        if removed is None:
+            try:
+                binaries = self._current_binaries(self_link)
+            except (MalformedResponse, StatusError) as exc:
+                log.warning(
+                    "Launchpad: skipping %s %s: its binaries could not be read: %s",
+                    name,
+                    version,
+                    exc,
+                )
+                return None
+            if not binaries:
+                # Without binaries the percentage is unknown; None would claim 100%.
+                log.warning(
+                    "Launchpad: skipping %s %s in %s-updates: no binary publications yet",
+                    name,
+                    version,
+                    release,
+                )
+                return None
+        per_binary = tuple(
+            sorted(
+                (
+                    BinaryPercentage(
+                        b["binary_package_name"],
+                        series_and_arch(b)[1],
+                        b.get("phased_update_percentage"),
+                    )
+                    for b in binaries
+                ),
+                key=lambda b: (b.binary, b.architecture),
             )
-            return None
-        if not binaries:
-            # Without binaries the percentage is unknown; None would claim 100%.
-            log.warning(
-                "Launchpad: skipping %s %s in %s-updates: no binary publications yet",
-                name,
-                version,
-                release,
-            )
-            return None
-        percentages = [b.get("phased_update_percentage") for b in binaries]
-        explicit = [p for p in percentages if p is not None]
-        phased = min(explicit) if explicit else None
+        )
+        explicit = [b.percentage for b in per_binary if b.percentage is not None]
         try:
-            previous = self._previous_version(name, version, series_link)
+            previous, in_security = self._history(name, version, series_link)
         except (MalformedResponse, StatusError) as exc:
             log.warning("Launchpad: no previous version for %s %s: %s", name, version, exc)
-            previous = ""
+            previous, in_security = "", False
+        signer = self._person(entry.get("package_signer_link"), people)
+        # The Changed-By of the upload; the publication's creator (who copied it to
+        # Updates) stands in only when Launchpad knows no package creator.
+        uploader = self._person(
+            entry.get("package_creator_link") or entry.get("creator_link"), people
+        )
         return PublicationRecord(
             release=release,
             source_package=name,
             version=version,
             date_published=published,
-            phased_update_percentage=phased,
+            phased_update_percentage=min(explicit) if explicit else None,
             pocket="updates",
             previous_version=previous,
             component=component,
-            status="published",
-            date_superseded=_parse_datetime(entry.get("date_superseded")),
-            binaries=tuple(sorted({b["binary_package_name"] for b in binaries})),
-            signer=self._person(entry.get("package_signer_link"), people),
-            # The Changed-By of the upload; the publication's creator (who copied it to
-            # Updates) stands in only when Launchpad knows no package creator.
-            uploader=self._person(
-                entry.get("package_creator_link") or entry.get("creator_link"), people
-            ),
-            sponsor=self._person(entry.get("sponsor_link"), people),
+            status=removed or "published",
+            date_superseded=parse_datetime(entry.get("date_superseded")),
+            binaries=tuple(sorted({b.binary for b in per_binary})),
+            signer=signer,
+            uploader=uploader,
+            # Launchpad's own ``sponsor`` is whoever asked for a sponsored *copy*
+            # (lib/lp/soyuz/scripts/packagecopier.py 726-732), almost always nobody.
+            sponsor=sponsor_of(signer, uploader),
+            binary_percentages=per_binary,
+            in_security=in_security,
         )
 
-    def _current_binaries(self, source_publication_link: str) -> list[dict[str, Any]]:
-        """The newest Published/Pending record per (binary, architecture).
-
-        changeOverride leaves the old Published record until the publisher runs and adds a
-        Pending one; the newest is the percentage Launchpad is about to publish.
-        """
-        newest: dict[tuple[str, str], tuple[datetime, dict[str, Any]]] = {}
-        for entry in self._collection(
-            self._checked_link(source_publication_link), {"ws.op": "getPublishedBinaries"}
-        ):
-            name = entry.get("binary_package_name")
-            percentage = entry.get("phased_update_percentage")
-            link = entry.get("self_link")
-            if not (isinstance(name, str) and name and isinstance(link, str) and link):
-                raise MalformedResponse(
-                    f"Launchpad binary publication without name or link: {entry!r:.200}"
-                )
-            if percentage is not None and (
-                isinstance(percentage, bool)
-                or not isinstance(percentage, int)
-                or not 0 <= percentage <= 100
-            ):
-                raise MalformedResponse(
-                    f"Launchpad binary publication {link} has phased_update_percentage "
-                    f"{percentage!r}"
-                )
-            if entry.get("status") not in CURRENT_BINARY_STATUSES:
-                continue
-            arch = entry.get("distro_arch_series_link")
-            key = (name, arch if isinstance(arch, str) else "")
-            created = _parse_datetime(entry.get("date_created")) or datetime.min.replace(tzinfo=UTC)
-            if key not in newest or created >= newest[key][0]:
-                newest[key] = (created, entry)
-        return [entry for _, entry in newest.values()]
-
-    def _binaries_of_version(
-        self, *, release: str, pocket: str, source_package: str, version: str
-    ) -> list[dict[str, Any]]:
-        params = {
-            "ws.op": "getPublishedSources",
-            "source_name": source_package,
-            "version": version,
-            "exact_match": "true",
-            "distro_series": self._series_link(release),
-            "pocket": pocket,
-            "status": "Published",
-        }
-        binaries: dict[str, dict[str, Any]] = {}
-        for source in self._collection(self._archive_link(), params):
-            link = source.get("self_link")
-            if (
-                source.get("source_package_name") != source_package
-                or source.get("source_package_version") != version
-                or not isinstance(link, str)
-            ):
-                continue
-            for binary in self._current_binaries(link):
-                binaries[binary["self_link"]] = binary
-        return list(binaries.values())
-
-    def _previous_version(self, name: str, version: str, series_link: str) -> str:
-        """The highest version below this one that reached users of the series."""
+    def _history(self, name: str, version: str, series_link: str) -> tuple[str, bool]:
+        """The highest version below this one that reached users of the series, from any
+        pocket that reaches them, and whether this very version is also in Security."""
         params = {
             "ws.op": "getPublishedSources",
             "source_name": name,
@@ -336,13 +338,19 @@ class LaunchpadSource(LaunchpadClient):
             "distro_series": series_link,
         }
         older: set[str] = set()
+        in_security = False
         for entry in self._collection(self._archive_link(), params):
             other = entry.get("source_package_version")
+            if entry.get("source_package_name") != name or not isinstance(other, str) or not other:
+                continue
             if (
-                entry.get("source_package_name") == name
-                and isinstance(other, str)
-                and other
-                and entry.get("pocket") in PREVIOUS_VERSION_POCKETS
+                other == version
+                and entry.get("pocket") == POCKETS["security"]
+                and entry.get("status") in CURRENT_BINARY_STATUSES
+            ):
+                in_security = True
+            if (
+                entry.get("pocket") in PREVIOUS_VERSION_POCKETS
                 and entry.get("status") in PREVIOUS_VERSION_STATUSES
                 and entry.get("date_published")
             ):
@@ -351,42 +359,12 @@ class LaunchpadSource(LaunchpadClient):
                         older.add(other)
                 except ValueError:
                     log.warning("Launchpad: ignoring unparsable version %r of %s", other, name)
-        if not older:
-            return ""
-        return max(older, key=cmp_to_key(version_compare))
+        previous = max(older, key=cmp_to_key(version_compare)) if older else ""
+        return previous, in_security
 
-    def _person(self, link: Any, people: dict[str, PersonRecord | None]) -> PersonRecord | None:
-        if not isinstance(link, str) or not link or link == REDACTED:
-            return None
-        if link in people:
-            return people[link]
-        account = _account_name(link)
-        record: PersonRecord | None = PersonRecord(account_name=account) if account else None
-        try:
-            body = self._http.get_json(self._checked_link(link), sign=self._signer())
-        except (MalformedResponse, StatusError) as exc:
-            log.warning("Launchpad: person %s could not be read: %s", link, exc)
-        else:
-            if isinstance(body, dict) and isinstance(body.get("name"), str) and body["name"]:
-                display = body.get("display_name")
-                record = PersonRecord(
-                    account_name=body["name"],
-                    name=display if isinstance(display, str) else "",
-                    email=self._email(body.get("preferred_email_address_link")),
-                )
-            else:
-                log.warning("Launchpad: person %s has no name: %.200r", link, body)
-        people[link] = record
-        return record
 
-    def _email(self, link: Any) -> str:
-        # Hidden addresses come back redacted; that is an answer, not an error.
-        if not isinstance(link, str) or not link or link == REDACTED:
-            return ""
-        try:
-            body = self._http.get_json(self._checked_link(link), sign=self._signer())
-        except (MalformedResponse, StatusError) as exc:
-            log.warning("Launchpad: email address %s could not be read: %s", link, exc)
-            return ""
-        email = body.get("email") if isinstance(body, dict) else None
-        return email if isinstance(email, str) and email != REDACTED else ""
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat()
+
+
+__all__ = ["REDACTED", "LaunchpadSource"]

@@ -5,7 +5,11 @@ service's WADL description, which a local test server would have to serve in ful
 calls are the ones launchpadlib makes (lazr.restful, API version ``devel``):
 
 - collections are JSON objects with ``entries`` and, while there are more,
-  ``next_collection_link`` (followed as given; it carries ``ws.start``/``ws.size``);
+  ``next_collection_link`` (followed as given; it carries ``ws.start``/``ws.size``). We ask
+  for batches of 300, Launchpad's maximum (a larger ``ws.size`` is a 400), not its default
+  50. The size of a collection is never needed: in devel a named operation's page carries
+  ``total_size_link`` instead of ``total_size`` except on its last page (lazr.restful
+  _resource.py 653-720), so nothing here reads either;
 - named reads are ``GET <entry>?ws.op=<name>&<params>``, named writes are form-encoded
   ``POST <entry>`` with ``ws.op``; references are passed as their ``self_link``;
 - with credentials every request carries an OAuth 1.0 PLAINTEXT ``Authorization`` header
@@ -30,6 +34,8 @@ from packages.sources.http import MalformedResponse, RetryingClient
 log = logging.getLogger(__name__)
 
 LAUNCHPAD_REALM = "https://api.launchpad.net/"
+# lazr.batchnavigator's max_batch_size on Launchpad (config.launchpad.max_batch_size).
+BATCH_SIZE = 300
 
 
 def _oauth_escape(value: str) -> str:
@@ -111,11 +117,12 @@ class LaunchpadClient:
         return {"Authorization": f'OAuth realm="{LAUNCHPAD_REALM}", {header}'}
 
     def _collection(
-        self, url: str, params: Mapping[str, str] | None = None
+        self, url: str, params: Mapping[str, str] | None = None, *, size: int = BATCH_SIZE
     ) -> Iterator[dict[str, Any]]:
         """Every entry of a collection, following ``next_collection_link``."""
         seen: set[str] = set()
         next_url: str | None = url
+        params = {**(params or {}), "ws.size": str(size)}
         while next_url is not None:
             body = self._http.get_json(next_url, params=params, sign=self._signer())
             if not isinstance(body, dict) or not isinstance(body.get("entries"), list):

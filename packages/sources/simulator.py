@@ -27,6 +27,7 @@ from packages.sources.base import (
     PersonRecord,
     PublicationRecord,
     ReleaseRecord,
+    Watch,
     WriteResult,
 )
 
@@ -280,7 +281,7 @@ class Simulator:
     # PublicationSource ---------------------------------------------------------------
 
     def publications(
-        self, *, release: str, since: datetime | None, now: datetime
+        self, *, release: str, since: datetime | None, now: datetime, watch: Watch | None = None
     ) -> Iterator[PublicationRecord]:
         for upload in self.uploads(until=now, release=release):
             if (
@@ -311,3 +312,6 @@ class Simulator:
     ) -> WriteResult:
         self.writes.append((release, source_package, version, percentage))
         return WriteResult("applied", "recorded by the simulator")
+
+    def check_write(self) -> WriteResult:
+        return WriteResult("applied", "the simulator takes every percentage")

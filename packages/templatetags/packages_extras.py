@@ -54,7 +54,7 @@ def _write_back_cell(event: PhasingEvent) -> SafeString:
     title = format_html(' title="{}"', event.write_back_detail) if event.write_back_detail else ""
     if not event.write_back:
         words: SafeString | str = "—"
-    elif event.write_back in (WriteBack.DRY_RUN, WriteBack.FAILED):
+    elif event.write_back in (WriteBack.DRY_RUN, WriteBack.FAILED, WriteBack.DENIED):
         words = format_html(
             "{}<br><small>{}</small>", event.get_write_back_display(), event.write_back_detail
         )

@@ -217,7 +217,7 @@ def test_the_machine_check_gives_apts_decision(anonymous):
 @pytest.mark.parametrize(
     ("query", "message"),
     [
-        ("machine_id=zz", "32 hexadecimal characters"),
+        ("machine_id=a%09b", "control characters"),
         ("", "machine_id"),
         (f"machine_id={MACHINE_ID}&release=nosuch", "unknown release"),
         (f"machine_id={MACHINE_ID}&page=x", "page"),

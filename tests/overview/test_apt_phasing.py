@@ -19,11 +19,10 @@ from pathlib import Path
 import pytest
 
 from overview.apt_phasing import (
-    MACHINE_ID_RE,
     Decision,
     decide,
     is_included,
-    normalise_machine_id,
+    machine_id_for_apt,
     phased_draw,
 )
 from tests.apt_harness import AptRow, AptSandbox, apt_available, apt_upgrades, build_flat_repo
@@ -205,28 +204,103 @@ def test_real_apt_takes_an_update_without_a_percentage_everywhere(tmp_path):
         assert ("world" in taken) is decide("world", "1.1", machine_id, 0).included
 
 
-def test_a_machine_id_is_normalised_like_etc_machine_id():
+def test_a_machine_id_is_used_exactly_as_apt_uses_it():
+    """APT::Machine-ID is taken verbatim, /etc/machine-id's first line loses only its line
+    end (apt-pkg/aptconfiguration.cc 596-623, apt-pkg/contrib/fileutl.cc 2817-2822)."""
     assert (
-        normalise_machine_id(" 3D1219C7C4C5404AAA1F6D2A48ADFDA4\n")
+        machine_id_for_apt("3d1219c7c4c5404aaa1f6d2a48adfda4\n")
         == "3d1219c7c4c5404aaa1f6d2a48adfda4"
     )
-    assert MACHINE_ID_RE.match("3d1219c7c4c5404aaa1f6d2a48adfda4")
+    assert (
+        machine_id_for_apt("3D1219C7C4C5404AAA1F6D2A48ADFDA4\r\n")
+        == "3D1219C7C4C5404AAA1F6D2A48ADFDA4"
+    )
+    assert (
+        machine_id_for_apt("c0ffee00-1234-4abc-9def-0123456789ab")
+        == "c0ffee00-1234-4abc-9def-0123456789ab"
+    )
+    assert machine_id_for_apt(" fleet one \nsecond line") == " fleet one "
+    upper, lower = "3D1219C7C4C5404AAA1F6D2A48ADFDA4", "3d1219c7c4c5404aaa1f6d2a48adfda4"
+    versions = [f"5.2-{n}" for n in range(20)]
+    assert [phased_draw("bash", v, upper) for v in versions] != [
+        phased_draw("bash", v, lower) for v in versions
+    ]
 
 
 @pytest.mark.parametrize(
-    "text",
+    "text, words",
     [
-        "",
-        "3d1219c7c4c5404aaa1f6d2a48adfda",
-        "3d1219c7c4c5404aaa1f6d2a48adfda4a",
-        "3d1219c7-c4c5-404a-aa1f-6d2a48adfda4",
-        "zz1219c7c4c5404aaa1f6d2a48adfda4",
-        "3d1219c7c4c5404a aa1f6d2a48adfda4",
+        ("", "does not phase at all"),
+        ("\n", "does not phase at all"),
+        ("a\tb", "control"),
+        ("nul\x00id", "control"),
+        ("x" * 201, "at most 200"),
     ],
 )
-def test_a_malformed_machine_id_is_refused_with_a_clear_message(text):
-    with pytest.raises(ValueError, match="32 hexadecimal characters"):
-        normalise_machine_id(text)
+def test_what_apt_could_not_use_is_refused_with_a_clear_message(text, words):
+    with pytest.raises(ValueError, match=words):
+        machine_id_for_apt(text)
+
+
+@needs_apt
+def test_real_apt_draws_on_upper_case_dashed_and_spaced_machine_ids_verbatim(tmp_path):
+    rows = [
+        AptRow(f"hello-p{p}", "hello", "0.1", "2.10-3ubuntu0.1", p) for p in (0, 20, 40, 60, 80, 99)
+    ]
+    machine_ids = [
+        "3D1219C7C4C5404AAA1F6D2A48ADFDA4",
+        "3d1219c7c4c5404aaa1f6d2a48adfda4",
+        "C0FFEE00-1234-4ABC-9DEF-0123456789AB",
+        "c0ffee00-1234-4abc-9def-0123456789ab",
+        "fleet one",
+        "Ünïcode-fleet",
+    ]
+
+    taken = apt_upgrades(tmp_path, rows, machine_ids)
+
+    for machine_id in machine_ids:
+        expected = {
+            r.package
+            for r in rows
+            if decide("hello", r.new_version, machine_id, r.percentage).included
+        }
+        assert taken[machine_id] == expected, machine_id
+
+
+@needs_apt
+def test_the_client_rules_the_machine_page_states_are_what_real_apt_does(tmp_path):
+    """Always-Include wins over Never-Include, and Update-Manager:: counts only where the
+    APT::Get:: option is unset (apt-pkg/depcache.cc 2576-2582); apt before 2.7.11 says
+    "kept back" (apt-private/private-output.cc, 2.4.13 493-501)."""
+    rows = [AptRow("world", "world", "1.0", "1.1", 0)]
+    repo = build_flat_repo(tmp_path / "repo", rows)
+    sandbox = AptSandbox(tmp_path / "apt")
+    sandbox.install(rows)
+    sandbox.use_archive(repo, ["stable-updates"])
+    sandbox.update()
+    machines = [f"{i:032x}" for i in range(12)]
+    sandbox.check_phasing_active("world", machines)
+    kept = [m for m in machines if not decide("world", "1.1", m, 0).included]
+
+    def taken(*options):
+        return {m for m in machines if "world" in sandbox.upgrades(m, *options)}
+
+    always, never = (
+        "APT::Get::Always-Include-Phased-Updates=true",
+        "APT::Get::Never-Include-Phased-Updates=true",
+    )
+    assert taken(always, never) == set(machines)
+    assert taken("Update-Manager::Always-Include-Phased-Updates=true") == set(machines)
+    assert taken(
+        "APT::Get::Always-Include-Phased-Updates=false",
+        "Update-Manager::Always-Include-Phased-Updates=true",
+    ) == set(machines) - set(kept)
+    output = sandbox.run("apt-get", "-s", "-o", f"APT::Machine-ID={kept[0]}", "upgrade")
+    version = sandbox.run("apt-get", "--version").split()[1]
+    if tuple(int(p) for p in version.split(".")[:2]) < (2, 7):
+        assert "The following packages have been kept back:" in output
+    else:
+        assert "deferred due to phasing" in output
 
 
 def _regenerate() -> None:

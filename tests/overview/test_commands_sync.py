@@ -34,5 +34,7 @@ def test_the_sources_check_command_says_what_answers(capsys, settings):
     finally:
         simulated_archive.cache_clear()
     out = capsys.readouterr().out
-    assert "publications: simulator answers" in out
-    assert "crashes: simulator configured" in out
+    header, publications, crashes = out.splitlines()
+    assert header.split("  ")[0:1] == ["source"] and "permission to change phasing" in header
+    assert publications.startswith("simulator (publications)") and "yes: releases" in publications
+    assert crashes.startswith("simulator (crashes)") and "no update in phasing" in crashes

@@ -155,6 +155,8 @@ def test_ticking_twice_at_the_same_moment_changes_nothing_the_second_time(crashe
 def test_a_tick_costs_the_same_number_of_queries_whatever_the_number_of_updates(
     crashes, django_assert_num_queries, count
 ):
+    if connection.vendor != "postgresql":
+        pytest.skip("on SQLite, bulk writes come in batches under its 999-parameter limit")
     publications = [PublicationFactory(last_increase_at=T0) for _ in range(count)]
     for publication in publications[::5]:
         crashes.answers[publication.source_package.name] = CrashAnswer(

@@ -103,24 +103,60 @@ def test_a_paused_or_halted_update_waits_until_phasing_resumes(anonymous):
     assert "when phasing resumes" in response.content.decode()
 
 
-def test_the_machine_id_may_be_pasted_with_a_newline_and_in_capitals(anonymous):
-    PublicationFactory()
+def test_the_machine_id_is_used_as_apt_uses_it_only_its_line_end_removed(anonymous):
+    """apt takes APT::Machine-ID verbatim and /etc/machine-id's first line without its
+    line end (apt-pkg/aptconfiguration.cc 596-623): no lower-casing, and an upper-case id
+    gets apt's draw for that very string."""
+    hello = PublicationFactory(source_package=SourcePackageFactory(name="hello"))
 
     response = anonymous.get("/machine/", {"machine_id": MACHINE_ID.upper() + "\n"})
 
     assert response.status_code == 200
-    assert response.context["machine_id"] == MACHINE_ID
+    assert response.context["machine_id"] == MACHINE_ID.upper()
+    [row] = response.context["rows"]
+    assert row.decision.draw == apt_phasing.phased_draw("hello", hello.version, MACHINE_ID.upper())
+    assert "used exactly as apt uses it" in response.content.decode()
 
 
-@pytest.mark.parametrize(
-    "bad", ["", "xyz", "4c4c4544004a4d1080345ac04f56523", "g" * 32, "<script>" * 4]
-)
-def test_a_bad_machine_id_is_a_form_error(anonymous, bad):
+def test_a_fleet_id_of_any_shape_is_drawn_on_and_shown_escaped(anonymous):
+    PublicationFactory()
+
+    response = anonymous.get("/machine/", {"machine_id": "<script>fleet</script>"})
+
+    assert response.status_code == 200
+    assert "&lt;script&gt;fleet&lt;/script&gt;" in response.content.decode()
+    assert "<script>fleet" not in response.content.decode()
+
+
+@pytest.mark.parametrize("bad", ["", "\n", "tab\there", "x" * 201])
+def test_a_machine_id_apt_could_not_use_is_a_form_error(anonymous, bad):
     response = anonymous.get("/machine/", {"machine_id": bad})
 
     assert response.status_code == 400
     assert response.context["form"].errors["machine_id"]
-    assert "<script>" not in response.content.decode()
+
+
+def test_the_page_says_what_each_apt_says_and_how_to_phase_a_fleet_together(anonymous):
+    """Wording: apt-private/private-output.cc 780-801 (2.7.11 and later; Output-Version 30
+    in apt 3) and 493-501 at tag 2.4.13; rules: apt-pkg/depcache.cc 2566-2611,
+    aptconfiguration.cc 628-652 (ischroot -t), pkgcache.cc 1067-1086 (-security)."""
+    html = anonymous.get("/machine/").content.decode()
+
+    for words in (
+        "The following upgrades have been deferred due to phasing:",
+        "Not upgrading yet due to phasing:",
+        "The following packages have been kept back:",
+        "2.4 (Ubuntu 22.04)",
+        "Always-Include wins",
+        "only where the <code>APT::Get::</code> option is not set at all",
+        "ischroot -t",
+        "any suite whose name ends in <code>-security</code>",
+        "2.4.12",
+        "LP #2051181",
+        'APT::Machine-ID "c0ffee00-1234-4abc-9def-0123456789ab";',
+        "/api/v1/machines/",
+    ):
+        assert words in html, words
 
 
 def test_an_unknown_release_is_a_form_error(anonymous):

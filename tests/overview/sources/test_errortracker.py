@@ -296,13 +296,6 @@ def unavailable_cases():
     return {
         "the tracker is too slow": (Reply(json=tastypie_list([]), delay=0.6), None),
         "the tracker keeps failing": (Reply(status=500, body="Internal Server Error"), None),
-        "a version launchpad does not know": (
-            Reply(
-                status=404,
-                json={"error_message": "hello version 2.10-3 was not found in Launchpad."},
-            ),
-            None,
-        ),
         "a body that is not json": (Reply(body="<html>Bad Gateway</html>"), None),
         "a list instead of the envelope": (Reply(json=[new_bucket(root, SIGNATURE)]), None),
         "an envelope without objects": (Reply(json={"meta": {}}), None),

@@ -18,16 +18,21 @@ class ListSource:
     def __init__(self, records, *, fail_release: str | None = None) -> None:
         self.records = list(records)
         self.fail_release = fail_release
+        self.watches = {}  # release -> what the last sync asked to read again
 
     def releases(self):
         return [ReleaseRecord("noble", "24.04"), ReleaseRecord("jammy", "22.04")]
 
-    def publications(self, *, release, since, now):
+    def publications(self, *, release, since, now, watch=None):
+        self.watches[release] = watch
         if release == self.fail_release:
             raise SourceError("503 from the archive")
         return iter([r for r in self.records if r.release == release])
 
     def set_percentage(self, **kwargs):
+        raise AssertionError("a sync never writes")
+
+    def check_write(self):
         raise AssertionError("a sync never writes")
 
 

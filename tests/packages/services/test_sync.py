@@ -98,9 +98,9 @@ def test_the_periodic_sync_asks_only_for_what_changed_since_the_last_one():
     asked = []
 
     class Recording(ListSource):
-        def publications(self, *, release, since, now):
+        def publications(self, *, release, since, now, watch=None):
             asked.append(since)
-            return super().publications(release=release, since=since, now=now)
+            return super().publications(release=release, since=since, now=now, watch=watch)
 
     source = Recording([record()])
     publications_sync_since_last(source, now=T0)

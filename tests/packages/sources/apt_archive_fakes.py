@@ -6,6 +6,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from packages.sources.apt_writer import (
+    file_hashes,
+    format_release_date,
+    release_text,
     write_archive,
 )
 from packages.sources.base import PublicationRecord
@@ -69,3 +72,23 @@ def standard_archive(root: Path, **options) -> Path:
 
 def by_source(source):
     return {r.source_package: r for r in source.publications(release="noble", since=None, now=NOW)}
+
+
+def hand_archive(root: Path, packages: str, *, suite="noble-updates", date=DATE) -> Path:
+    """An archive whose one Packages index is exactly ``packages``."""
+    suite_dir = root / "dists" / suite
+    index = suite_dir / "main" / "binary-amd64" / "Packages"
+    index.parent.mkdir(parents=True, exist_ok=True)
+    data = packages.encode("utf-8")
+    index.write_bytes(data)
+    fields = [
+        ("Suite", suite),
+        ("Codename", suite.removesuffix("-updates")),
+        ("Version", "24.04"),
+        ("Date", format_release_date(date)),
+        ("Architectures", "amd64"),
+        ("Components", "main"),
+    ]
+    entries = {"main/binary-amd64/Packages": (len(data), file_hashes(data, ("MD5Sum", "SHA256")))}
+    (suite_dir / "Release").write_text(release_text(fields, entries, ("MD5Sum", "SHA256")))
+    return root

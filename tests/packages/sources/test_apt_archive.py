@@ -9,15 +9,11 @@ import threading
 from datetime import timedelta
 from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 
 import pytest
 
 from packages.sources.apt_archive import AptArchiveSource
 from packages.sources.apt_writer import (
-    file_hashes,
-    format_release_date,
-    release_text,
     write_archive,
 )
 from packages.sources.base import PublicationSource, SourceError
@@ -25,29 +21,10 @@ from tests.packages.sources.apt_archive_fakes import (
     DATE,
     NOW,
     by_source,
+    hand_archive,
     record,
     standard_archive,
 )
-
-
-def hand_archive(root: Path, packages: str, *, suite="noble-updates", date=DATE) -> Path:
-    """An archive whose one Packages index is exactly ``packages``."""
-    suite_dir = root / "dists" / suite
-    index = suite_dir / "main" / "binary-amd64" / "Packages"
-    index.parent.mkdir(parents=True, exist_ok=True)
-    data = packages.encode("utf-8")
-    index.write_bytes(data)
-    fields = [
-        ("Suite", suite),
-        ("Codename", suite.removesuffix("-updates")),
-        ("Version", "24.04"),
-        ("Date", format_release_date(date)),
-        ("Architectures", "amd64"),
-        ("Components", "main"),
-    ]
-    entries = {"main/binary-amd64/Packages": (len(data), file_hashes(data, ("MD5Sum", "SHA256")))}
-    (suite_dir / "Release").write_text(release_text(fields, entries, ("MD5Sum", "SHA256")))
-    return root
 
 
 def test_it_is_a_publication_source_that_can_write_a_local_archive(tmp_path):
@@ -158,11 +135,28 @@ def test_a_binary_built_from_another_source_version_is_grouped_with_that_source(
     ]
 
 
-@pytest.mark.parametrize("value", ["ten", "-1", "101", "5.5", ""])
-def test_a_malformed_percentage_is_logged_and_that_publication_skipped(tmp_path, caplog, value):
+@pytest.mark.parametrize(
+    "value, read, warned",
+    [
+        ("ten", 100, False),
+        ("-1", 100, True),
+        ("101", 100, True),
+        ("5.5", 5, False),
+        ("", 100, False),
+        ("50x", 50, False),
+        (" 7", 7, False),
+        ("0", 0, False),
+    ],
+)
+def test_an_odd_percentage_is_read_as_apt_reads_it_and_never_drops_the_source(
+    tmp_path, caplog, value, read, warned
+):
+    """apt reads the field with strtoull (apt-pkg/tagfile.cc 803-822): leading digits
+    count, no digits is 100; above 100 it warns and keeps 100 (deb/deblistparser.cc
+    322-327). test_apt_archive_as_apt checks the same values against the real apt."""
     hand_archive(
         tmp_path,
-        f"Package: broken\nVersion: 1.0-1\nArchitecture: amd64\nPhased-Update-Percentage: {value}\n\n"
+        f"Package: odd\nVersion: 1.0-1\nArchitecture: amd64\nPhased-Update-Percentage: {value}\n\n"
         "Package: fine\nVersion: 2.0-1\nArchitecture: amd64\nPhased-Update-Percentage: 40\n",
     )
     with caplog.at_level(logging.WARNING, logger="packages.sources.apt_archive"):
@@ -171,8 +165,8 @@ def test_a_malformed_percentage_is_logged_and_that_publication_skipped(tmp_path,
                 release="noble", since=None, now=NOW
             )
         )
-    assert [(r.source_package, r.percentage) for r in records] == [("fine", 40)]
-    assert "broken" in caplog.text and "skipping" in caplog.text
+    assert [(r.source_package, r.percentage) for r in records] == [("odd", read), ("fine", 40)]
+    assert ("Ignoring invalid Phased-Update-Percentage" in caplog.text) is warned
 
 
 def test_an_index_that_does_not_match_the_release_checksums_is_an_error(tmp_path):

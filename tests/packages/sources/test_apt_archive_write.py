@@ -18,7 +18,8 @@ from debian import deb822
 
 from overview.apt_phasing import decide
 from packages.sources import apt_writer
-from packages.sources.apt_archive import AptArchiveSource, parse_release_date
+from packages.sources.apt_archive import AptArchiveSource
+from packages.sources.apt_reader import parse_release_date
 from packages.sources.apt_writer import (
     write_archive,
 )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.fake_http import FakeHTTPServer, Reply
 from tests.packages.sources.launchpad_fakes import (
     ARCHIVE,
@@ -117,14 +119,17 @@ def test_setting_100_percent_is_sent_and_binaries_already_there_are_left_alone(h
     assert "1 already at 100%" in result.detail
 
 
-def test_a_refused_override_is_a_failed_write_with_launchpads_reason(http_server, sleeps):
+@pytest.mark.parametrize("status", [401, 403])
+def test_a_refused_override_is_a_denied_write_with_launchpads_reason(http_server, sleeps, status):
+    """A token without write access gets 401 from Launchpad (lib/lp/services/webapp/
+    authorization.py 66-91): no permission, which retrying will not change."""
     base = http_server.base_url
     serve_override_targets(
         http_server, [bpph(base, 201, "hello", "2.10-3ubuntu0.1", percentage=30)]
     )
     http_server.post(
         f"{ARCHIVE}/+binarypub/201",
-        Reply(status=401, body="Unauthorized: the token is not authorized to WRITE_PUBLIC"),
+        Reply(status=status, body="Unauthorized: the token is not authorized to WRITE_PUBLIC"),
     )
 
     result = make_source(http_server, sleeps, **CREDENTIALS).set_percentage(
@@ -135,8 +140,10 @@ def test_a_refused_override_is_a_failed_write_with_launchpads_reason(http_server
         percentage=0,
     )
 
-    assert result.status == "failed"
-    assert "401" in result.detail and "WRITE_PUBLIC" in result.detail
+    assert result.status == "denied"
+    assert result.detail.startswith("no permission to change phasing: ")
+    assert str(status) in result.detail
+    assert sleeps.calls == []
 
 
 def test_an_override_is_retried_after_a_server_error(http_server, sleeps):

@@ -21,7 +21,7 @@ TABLES = (
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('packages', '0007_policy_judge'),
+        ('packages', '0008_source_percentages_readback_permission_unknown_version'),
     ]
 
     operations = [

@@ -12,8 +12,8 @@ TABLES = ("overview_errorbucket", "overview_problem", "overview_override", "over
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("overview", "0006_judging"),
-        ("packages", "0008_data_version"),
+        ("overview", "0007_crash_report_indexes_for_judging"),
+        ("packages", "0009_data_version"),
     ]
 
     operations = [triggers_operation(TABLES)]

@@ -1,0 +1,113 @@
+"""Run the real controller over scenarios with known truth, and say how well each judge did.
+
+    manage.py phasing_backtest --scenarios FILE [--judge ubuntu|sequential|all] [--seed N]
+                               [--output FILE.jsonl] [--uptake-estimate-factor F]
+
+One JSON line per update and judge on --output (or standard output), the summary table on
+standard error with a progress bar while it runs. A scenario file that cannot be run, an
+unknown judge or a bad option exits with code 2 and says why.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from tqdm import tqdm
+
+from overview.backtest import runner, summary
+from overview.backtest.scenarios import ScenarioError, load
+from packages import policy
+
+
+class Command(BaseCommand):
+    help = "Backtest the controller's judges against scenarios with known truth."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--scenarios", required=True, help="the scenario file (JSON)")
+        parser.add_argument("--judge", default="all", help="ubuntu, sequential or all")
+        parser.add_argument("--seed", type=int, default=1, help="seed of the simulated machines")
+        parser.add_argument("--output", help="write the JSON lines here (default: stdout)")
+        parser.add_argument(
+            "--uptake-estimate-factor",
+            type=float,
+            default=1.0,
+            help="scale the judge's estimate of uptake time, to see what a wrong one does",
+        )
+        parser.add_argument("--summary", help="also write the summary as JSON here")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        judges = list(policy.JUDGES) if options["judge"] == "all" else [options["judge"]]
+        if any(j not in policy.JUDGES for j in judges):
+            raise CommandError(
+                f"unknown judge {options['judge']!r}: use {', '.join(policy.JUDGES)} or all",
+                returncode=2,
+            )
+        factor = options["uptake_estimate_factor"]
+        if not 0 < factor < 100:
+            raise CommandError("--uptake-estimate-factor is a number above 0", returncode=2)
+        try:
+            scenario = load(options["scenarios"])
+        except ScenarioError as error:
+            raise CommandError(str(error), returncode=2) from error
+
+        began = time.monotonic()
+        total = scenario.hours * len(judges)
+        with tqdm(total=total, desc="backtest hours", unit=" h", file=sys.stderr) as bar:
+            outcomes = runner.run(
+                scenario,
+                judges=judges,
+                seed=options["seed"],
+                progress=bar.update,
+                uptake_estimate_factor=factor,
+            )
+        lines = "".join(json.dumps(o.line()) + "\n" for o in outcomes)
+        if options["output"]:
+            with open(options["output"], "w", encoding="utf-8") as file:
+                file.write(lines)
+        else:
+            self.stdout.write(lines, ending="")
+
+        summaries = [summary.summarise(scenario, outcomes, judge) for judge in judges]
+        report = summary.table(summaries)
+        checks: list[tuple[str, bool]] = []
+        if len(summaries) == 2:
+            by_judge = {s.judge: s for s in summaries}
+            checks = summary.checks(by_judge[policy.SEQUENTIAL], by_judge[policy.UBUNTU])
+            report += "\n\n" + "\n".join(f"[{'met' if ok else 'MISSED'}] {what}" for what, ok in checks)
+        minutes = (time.monotonic() - began) / 60
+        self.stderr.write(
+            f"\n{len(scenario.updates)} updates × {scenario.hours} hours × {len(judges)} "
+            f"judge(s) in {minutes:.1f} min\n\n{report}\n"
+        )
+        if options["summary"]:
+            with open(options["summary"], "w", encoding="utf-8") as file:
+                json.dump(
+                    {
+                        "updates": len(scenario.updates),
+                        "hours": scenario.hours,
+                        "seed": options["seed"],
+                        "uptake_estimate_factor": factor,
+                        "minutes": round(minutes, 1),
+                        "judges": {
+                            s.judge: {
+                                "healthy": s.healthy,
+                                "healthy_halted": s.healthy_halted,
+                                "caught": {k: list(v) for k, v in s.caught.items()},
+                                "large_busy_caught": list(s.large_busy_caught),
+                                "median_machine_hours_before_halt": s.median_machine_hours_before_halt,
+                                "machine_hours_on_bad_versions": s.machine_hours_on_bad_versions,
+                                "insufficient": s.insufficient,
+                                "healthy_hours_to_100": s.healthy_hours_to_100,
+                            }
+                            for s in summaries
+                        },
+                        "checks": {what: ok for what, ok in checks},
+                        "table": report,
+                    },
+                    file,
+                    indent=2,
+                )
