@@ -10,11 +10,20 @@ probability 1 − exp(−T_d(t)/μ), where T_d(t) is how long the percentage has
 so far; draws are uniform over 0..100. That turns the percentage history into a share of
 machines on the new version, hour by hour, for any μ.
 
-μ is measured where the data allow: crash reports of *other* packages list the versions
-of the packages installed with them (apport's dependency versions), so among the machines
-that report a crash of anything that depends on this package, the share on the new version
-is a random sample of the share we want, independent of this package's own crashes. The
-likelihood of those sightings over a grid of μ, times a prior, gives μ with an interval.
+μ is measured where the data allow, from two signals that do not depend on whether the
+new version crashes more (so measuring the exposure never hides a regression):
+
+- crash reports of *other* packages list the versions of the packages installed with them
+  (apport's dependency versions), so among the machines that report a crash of anything
+  that depends on this package, the share on the new version is a random sample of the
+  share we want;
+- machines that left the previous version stop crashing with it: its crashes per day,
+  against its own average over the fifteen days before the update, fall by the share that
+  moved (days, not hours, so the time of day does not count; how much a day differs from
+  the average on its own, weekdays and weekends included, is measured from those fifteen
+  days, taken at the high end of what they allow).
+
+The likelihood of both over a grid of μ, times a prior, gives μ with an interval.
 The prior is what this release's other updates measured (machines of one release run
 their updates the same way whatever the package), widened because one update can differ
 from the others; without any measurement at all, a configured default, wider still.
@@ -58,10 +67,11 @@ class Uptake:
     fast: float  # the short end: the most machines on the new version
     slow: float  # the long end: the fewest
     sightings: int = 0  # machines seen in other packages' reports that this rests on
+    days: int = 0  # whole days of the previous version's crashes falling away it rests on
 
     @property
     def measured(self) -> bool:
-        return self.sightings > 0
+        return self.sightings > 0 or self.days > 0
 
 
 def prior(hours: float, spread: float = DEFAULT_SPREAD) -> Uptake:
@@ -129,7 +139,9 @@ def _log_likelihood(
     return np.log(shares) @ new_a[seen] + np.log1p(-shares) @ old_a[seen]
 
 
-def _posterior(log_likelihood: np.ndarray, belief: Uptake, sightings: int) -> Uptake:
+def _posterior(
+    log_likelihood: np.ndarray, belief: Uptake, sightings: int, days: int = 0
+) -> Uptake:
     spread = max(math.log(belief.slow / belief.hours), 1e-6) / _Z_SLOW
     log_prior = -0.5 * ((np.log(UPTAKE_GRID) - math.log(belief.hours)) / spread) ** 2
     log_post = log_likelihood + log_prior
@@ -140,7 +152,57 @@ def _posterior(log_likelihood: np.ndarray, belief: Uptake, sightings: int) -> Up
     fast = float(UPTAKE_GRID[min(int(np.searchsorted(cumulative, _INTERVAL[0])), last)])
     slow = float(UPTAKE_GRID[min(int(np.searchsorted(cumulative, _INTERVAL[1])), last)])
     hours = float(UPTAKE_GRID[int(np.argmax(log_post))])
-    return Uptake(hours, min(fast, hours), max(slow, hours), sightings)
+    return Uptake(hours, min(fast, hours), max(slow, hours), sightings, days)
+
+
+# The least day-to-day spread assumed (a coefficient of variation), however steady the
+# fifteen days looked.
+MIN_DAY_TO_DAY = 0.02
+
+
+@dataclass(frozen=True)
+class Deficit:
+    """The previous version's crashes in each whole day since publication, against the
+    crashes a day it had before (every machine on it then), and how much a day differs
+    from that on its own (a coefficient of variation beyond Poisson's)."""
+
+    baseline_per_day: float
+    days: Sequence[int]  # crashes of the previous version, day by day
+    spread: float = 0.15
+
+    @classmethod
+    def from_history(cls, history: Sequence[int], days: Sequence[int]) -> Deficit | None:
+        """From the previous version's daily crashes before the update (at least a week
+        of them): their mean is the baseline; their spread, at the 95 % upper bound a
+        sample of this size allows (Wilson and Hilferty's chi-square), plus the baseline's
+        own error, is the spread."""
+        n = len(history)
+        if n < 7 or not sum(history):
+            return None
+        mean = sum(history) / n
+        variance = sum((d - mean) ** 2 for d in history) / (n - 1)
+        freedom = n - 1
+        quantile = freedom * (1 - 2 / (9 * freedom) - 1.645 * math.sqrt(2 / (9 * freedom))) ** 3
+        upper = max(variance, mean) * freedom / quantile
+        extra = max(0.0, (upper - mean) / mean**2) + upper / (n * mean**2)
+        return cls(baseline_per_day=mean, days=days, spread=max(math.sqrt(extra), MIN_DAY_TO_DAY))
+
+    def log_likelihood(self, percentages: Sequence[int]) -> np.ndarray:
+        """log P(those days | μ) for every μ of UPTAKE_GRID."""
+        if self.baseline_per_day <= 0 or not len(self.days):
+            return np.zeros(len(UPTAKE_GRID))
+        hours = 24 * len(self.days)
+        shares = _shares(percentages[:hours], UPTAKE_GRID)
+        if shares.shape[1] < hours:
+            return np.zeros(len(UPTAKE_GRID))
+        staying = (1 - shares).reshape(len(UPTAKE_GRID), len(self.days), 24).mean(axis=2)
+        means = np.maximum(self.baseline_per_day * staying, 1e-9)
+        size = 1 / self.spread**2
+        counts = np.asarray(self.days, dtype=float)
+        # Negative binomial log-probability, without the terms that do not depend on μ.
+        return (
+            size * np.log(size / (size + means)) + counts * np.log(means / (size + means))
+        ).sum(axis=1)
 
 
 @dataclass(frozen=True)
@@ -157,24 +219,34 @@ class Sightings:
         return int(sum(self.new) + sum(self.old))
 
 
-def fit(sightings: Sightings, belief: Uptake) -> Uptake:
-    """The uptake of one update: its own sightings against what is believed beforehand."""
-    if not sightings.total:
+def fit(sightings: Sightings, belief: Uptake, deficit: Deficit | None = None) -> Uptake:
+    """The uptake of one update: its own sightings, and the previous version's crashes
+    falling away, against what is believed beforehand."""
+    has_deficit = deficit is not None and deficit.baseline_per_day > 0 and len(deficit.days)
+    if not sightings.total and not has_deficit:
         return belief
     likelihood = _log_likelihood(sightings.percentages, sightings.new, sightings.old)
-    return _posterior(likelihood, belief, sightings.total)
+    days = 0
+    if deficit is not None and has_deficit:
+        likelihood = likelihood + deficit.log_likelihood(sightings.percentages)
+        days = len(deficit.days)
+    return _posterior(likelihood, belief, sightings.total, days)
 
 
-def pooled(updates: Sequence[Sightings], default: Uptake) -> Uptake:
+def pooled(updates: Sequence[tuple[Sightings, Deficit | None]], default: Uptake) -> Uptake:
     """What a release's updates measured together: the belief for each of its updates,
     widened by how much one update may differ from the others."""
-    measured = [u for u in updates if u.total]
-    if not measured:
+    likelihood = np.zeros(len(UPTAKE_GRID))
+    sightings = days = 0
+    for seen, deficit in updates:
+        if seen.total:
+            likelihood += _log_likelihood(seen.percentages, seen.new, seen.old)
+            sightings += seen.total
+        if deficit is not None and deficit.baseline_per_day > 0 and len(deficit.days):
+            likelihood += deficit.log_likelihood(seen.percentages)
+            days += len(deficit.days)
+    if not sightings and not days:
         return default
-    likelihood = sum(
-        (_log_likelihood(u.percentages, u.new, u.old) for u in measured),
-        np.zeros(len(UPTAKE_GRID)),
-    )
-    together = _posterior(likelihood, default, sum(u.total for u in measured))
+    together = _posterior(likelihood, default, sightings, days)
     widened = prior(together.hours, UPDATE_SPREAD)
-    return Uptake(widened.hours, widened.fast, widened.slow, together.sightings)
+    return Uptake(widened.hours, widened.fast, widened.slow, sightings, days)

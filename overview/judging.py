@@ -13,13 +13,12 @@ import math
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 
-import numpy as np
 from django.conf import settings
 
 from overview import exposure, sequential
-from overview.models import Assessment, HourlyCrashCount, VersionSighting
+from overview.models import CrashCounter, HourlyCrashCount, VersionSighting
 from overview.services.judging_counts import hour_of
 from packages.models import PhasingEvent, Publication
 
@@ -40,7 +39,6 @@ class Judgement:
     exposure_hours: float  # Σ share × hours: machine-hours on the new version per machine
     excess: float  # crash events on the new version beyond what its rate at the old would give
     comparable: bool  # there is a previous version, and crash data for it
-    frozen: dict[str, object]  # the shares of the completed hours, for Assessment.shares
 
     def averted(self, days: float) -> float | None:
         """Crashes a halt spares the machines that never took the update, over `days` at
@@ -69,13 +67,9 @@ def publications_judge(
     starts = {p.pk: max(hour_of(p.date_published), last_hour - WINDOW) for p in publications}
     first = min(starts.values())
     histories = _histories(publications)
-    counts = _hourly_counts(publications, since=first)
+    counts, reports = _hourly_counts(publications, since=first)
     seen = _sightings(publications, since=first)
-    frozen = dict(
-        Assessment.objects.filter(publication__in=[p.pk for p in publications]).values_list(
-            "publication_id", "shares"
-        )
-    )
+    baselines = _baselines(publications)
 
     hours_of = {p.pk: int((last_hour - starts[p.pk]) / timedelta(hours=1)) + 1 for p in publications}
     percentages = {
@@ -86,23 +80,28 @@ def publications_judge(
         p.pk: _sightings_of(p, seen, start=starts[p.pk], percentages=percentages[p.pk])
         for p in publications
     }
+    deficits = {
+        p.pk: _deficit(p, reports, baselines, start=starts[p.pk], hours=hours_of[p.pk] - 1)
+        for p in publications
+    }
     default = exposure.prior(settings.PHASING_UPTAKE_HOURS)
-    by_release: dict[int, list[exposure.Sightings]] = defaultdict(list)
+    by_release: dict[int, list[tuple[exposure.Sightings, exposure.Deficit | None]]] = (
+        defaultdict(list)
+    )
     for p in publications:
-        by_release[p.release_id].append(own_sightings[p.pk])
+        by_release[p.release_id].append((own_sightings[p.pk], deficits[p.pk]))
     beliefs = {release: exposure.pooled(found, default) for release, found in by_release.items()}
 
     test = test_settings()
     judgements = {}
     for p in publications:
-        uptake = _biased(exposure.fit(own_sightings[p.pk], beliefs[p.release_id]))
+        uptake = _biased(exposure.fit(own_sightings[p.pk], beliefs[p.release_id], deficits[p.pk]))
         judgements[p.pk] = _judge(
             p,
             test,
             uptake,
             percentages[p.pk],
             counts,
-            frozen=_Frozen.read(frozen.get(p.pk), start=starts[p.pk]),
             start=starts[p.pk],
             now=now,
         )
@@ -127,7 +126,6 @@ def _judge(
     percentages: list[int],
     counts: dict[tuple[int, int, str], dict[datetime, int]],
     *,
-    frozen: _Frozen,
     start: datetime,
     now: datetime,
 ) -> Judgement:
@@ -135,8 +133,6 @@ def _judge(
     high = exposure.installed_shares(percentages, uptake.fast)
     low = exposure.installed_shares(percentages, uptake.slow)
     middle = exposure.installed_shares(percentages, uptake.hours)
-    completed = int((hour_of(now) - start) / timedelta(hours=1))  # hours before this one
-    low, high = frozen.apply(low, high, completed=completed)
     key = (publication.release_id, publication.source_package_id)
     new_counts = counts.get((*key, publication.version), {})
     old_counts = (
@@ -163,50 +159,7 @@ def _judge(
         exposure_hours=float(middle.sum()),
         excess=excess,
         comparable=comparable,
-        frozen=_Frozen.written(start, low[:completed], high[:completed]),
     )
-
-
-@dataclass(frozen=True)
-class _Frozen:
-    """The shares of completed hours as the test first weighed them, from hour `start`."""
-
-    start: datetime
-    low: list[float]
-    high: list[float]
-
-    @classmethod
-    def read(cls, stored: object, *, start: datetime) -> _Frozen:
-        """What an Assessment kept, shifted to begin at `start` (the window moves on)."""
-        if not isinstance(stored, dict) or "from" not in stored:
-            return cls(start, [], [])
-        try:
-            begins = datetime.fromisoformat(str(stored["from"]))
-            low = [float(x) for x in stored.get("low", [])]
-            high = [float(x) for x in stored.get("high", [])]
-        except (TypeError, ValueError):
-            return cls(start, [], [])  # unreadable: weigh afresh rather than fail the tick
-        skip = int((start - begins) / timedelta(hours=1))
-        if skip < 0 or len(low) != len(high):
-            return cls(start, [], [])
-        return cls(start, low[skip:], high[skip:])
-
-    def apply(
-        self, low: np.ndarray, high: np.ndarray, *, completed: int
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """The current estimates, with the hours already weighed as they were weighed."""
-        low, high = low.copy(), high.copy()
-        kept = min(len(self.low), completed, len(low))
-        low[:kept], high[:kept] = self.low[:kept], self.high[:kept]
-        return low, high
-
-    @staticmethod
-    def written(start: datetime, low: np.ndarray, high: np.ndarray) -> dict[str, object]:
-        return {
-            "from": start.isoformat(),
-            "low": [round(float(x), 6) for x in low],
-            "high": [round(float(x), 6) for x in high],
-        }
 
 
 def _histories(publications: Sequence[Publication]) -> dict[int, list[tuple[datetime, int]]]:
@@ -230,10 +183,12 @@ def _histories(publications: Sequence[Publication]) -> dict[int, list[tuple[date
     return histories
 
 
-def _hourly_counts(
-    publications: Sequence[Publication], *, since: datetime
-) -> dict[tuple[int, int, str], dict[datetime, int]]:
-    """(release, package, version) → hour → crash events, for both versions: one query."""
+Counts = dict[tuple[int, int, str], dict[datetime, int]]
+
+
+def _hourly_counts(publications: Sequence[Publication], *, since: datetime) -> tuple[Counts, Counts]:
+    """(release, package, version) → hour → crash events, and reports, for both versions:
+    one query."""
     versions = {p.version for p in publications} | {
         p.previous_version for p in publications if p.previous_version
     }
@@ -242,11 +197,63 @@ def _hourly_counts(
         release_id__in={p.release_id for p in publications},
         version__in=versions,
         hour__gte=since,
-    ).values_list("release_id", "source_package_id", "version", "hour", "events")
-    counts: dict[tuple[int, int, str], dict[datetime, int]] = defaultdict(dict)
-    for release_id, package_id, version, hour, events in rows:
+    ).values_list("release_id", "source_package_id", "version", "hour", "events", "reports")
+    counts: Counts = defaultdict(dict)
+    reports: Counts = defaultdict(dict)
+    for release_id, package_id, version, hour, events, stored in rows:
         counts[(release_id, package_id, version)][hour] = events
-    return counts
+        reports[(release_id, package_id, version)][hour] = stored
+    return counts, reports
+
+
+def _baselines(publications: Sequence[Publication]) -> dict[int, list[int]]:
+    """The previous version's crash reports, day by day, over the fifteen days before each
+    update (every machine ran it then), by publication: one query."""
+    days = settings.PHASING_RATE_BASELINE_DAYS
+    rows = CrashCounter.objects.filter(
+        release_id__in={p.release_id for p in publications},
+        source_package_id__in={p.source_package_id for p in publications},
+        version__in={p.previous_version for p in publications if p.previous_version},
+        day__gte=min(p.date_published.date() for p in publications) - timedelta(days=days),
+        day__lt=max(p.date_published.date() for p in publications),
+    ).values_list("release_id", "source_package_id", "version", "day", "count")
+    daily: dict[tuple[int, int, str], list[tuple[date, int]]] = defaultdict(list)
+    for release_id, package_id, version, day, count in rows:
+        daily[(release_id, package_id, version)].append((day, count))
+    baselines = {}
+    for p in publications:
+        end = p.date_published.date()
+        counted = {
+            day: count
+            for day, count in daily.get((p.release_id, p.source_package_id, p.previous_version), [])
+            if end - timedelta(days=days) <= day < end
+        }
+        # From its first day with crashes: a version younger than the window has no days
+        # before it, not days without crashes.
+        first = min(counted, default=end)
+        baselines[p.pk] = [counted.get(first + timedelta(days=d), 0) for d in range((end - first).days)]
+    return baselines
+
+
+def _deficit(
+    publication: Publication,
+    reports: Counts,
+    baselines: dict[int, list[int]],
+    *,
+    start: datetime,
+    hours: int,
+) -> exposure.Deficit | None:
+    """The previous version's reports in each whole day since the hours began (`hours`
+    complete hours), against its history: None without one."""
+    history = baselines.get(publication.pk, [])
+    if not publication.previous_version or start != hour_of(publication.date_published):
+        return None
+    old = reports.get((publication.release_id, publication.source_package_id, publication.previous_version), {})
+    days = [
+        sum(old.get(start + timedelta(hours=24 * d + h), 0) for h in range(24))
+        for d in range(hours // 24)
+    ]
+    return exposure.Deficit.from_history(history, days)
 
 
 def _sightings(
@@ -291,11 +298,18 @@ def _sightings_of(
 
 
 def share_words(judgement: Judgement) -> str:
-    """'about 34% (measured from 812 machines)' or 'about 34% (modelled)'."""
+    """'about 34% (measured: 812 machines seen, 2 days of the previous version's crashes)'."""
     share = round(100 * judgement.share)
-    if judgement.uptake.measured:
-        return f"about {share}% (measured from {judgement.uptake.sightings} machines)"
-    return f"about {share}% (modelled: uptake not yet measured)"
+    uptake = judgement.uptake
+    if not uptake.measured:
+        return f"about {share}% (modelled: uptake not yet measured)"
+    signals = []
+    if uptake.sightings:
+        signals.append(f"{uptake.sightings} machines seen in other packages' reports")
+    if uptake.days:
+        plural = "s" if uptake.days != 1 else ""
+        signals.append(f"{uptake.days} day{plural} of the previous version's crashes")
+    return f"about {share}% (measured: {', '.join(signals)})"
 
 
 def ratio_words(assessment: sequential.Assessment) -> str:

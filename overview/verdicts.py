@@ -120,6 +120,5 @@ def assessment_row(
         sightings=judgement.uptake.sightings if judgement else 0,
         exposure_hours=judgement.exposure_hours if judgement else 0.0,
         averted=judgement.averted(averted_days) if judgement and halted else None,
-        shares=judgement.frozen if judgement else {},
         assessed_at=now,
     )

@@ -93,7 +93,7 @@ def scratch_database() -> Iterator[None]:
     test_settings = settings.DATABASES["default"].setdefault("TEST", {})
     if connection.vendor != "sqlite":
         test_settings["NAME"] = f"phasing_backtest_{os.getpid()}"
-    state = setup_databases(verbosity=0, interactive=False, aliases={"default"})
+    state = setup_databases(verbosity=0, interactive=False, aliases={"default": {}})
     try:
         yield
     finally:
@@ -256,11 +256,14 @@ def _outcomes(
 ) -> list[Outcome]:
     finals = {p.pk: p for p in Publication.objects.filter(pk__in=publications)}
     verdicts = dict(Assessment.objects.filter(publication__in=publications).values_list("publication", "verdict"))
+    # What halted it: the problems found by the hour of the halt, not those seen after.
     kinds: dict[int, set[str]] = {}
-    for publication_id, kind in Problem.objects.filter(publication__in=halts).values_list(
-        "publication_id", "kind"
+    for publication_id, kind, found in Problem.objects.filter(publication__in=halts).values_list(
+        "publication_id", "kind", "detected_at"
     ):
-        kinds.setdefault(publication_id, set()).add(kind)
+        publication = finals[publication_id]
+        if found <= publication.date_published + halts[publication_id][0] * HOUR:
+            kinds.setdefault(publication_id, set()).add(kind)
     completed = dict(
         PhasingEvent.objects.filter(publication__in=publications, new_percentage__gte=100)
         .order_by("created_at")

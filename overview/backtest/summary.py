@@ -27,7 +27,9 @@ class JudgeSummary:
     healthy_hours_to_100: float | None
     caught: dict[str, tuple[int, int]]  # kind and size → (caught before 100 %, of)
     large_busy_caught: tuple[int, int]
-    new_bucket_caught: frozenset[str]
+    new_bucket_caught: frozenset[str]  # new-bucket regressions halted, by whatever rule
+    new_bucket_rule_caught: frozenset[str]  # ... halted by the new-bucket rule
+    machine_hours_before_halt: dict[str, float]  # id → machine-hours before its halt
     median_machine_hours_before_halt: float | None
     machine_hours_on_bad_versions: float
 
@@ -75,9 +77,19 @@ def summarise(scenario: Scenario, outcomes: Sequence[Outcome], judge: str) -> Ju
         new_bucket_caught=frozenset(
             o.id for o in bad if o.halted and _kind(truth[o.id]) == "new bucket"
         ),
+        new_bucket_rule_caught=frozenset(
+            o.id
+            for o in bad
+            if o.halt_reason == "new-bucket" and _kind(truth[o.id]) == "new bucket"
+        ),
+        machine_hours_before_halt={
+            o.id: o.machine_hours_before_halt
+            for o in bad
+            if o.machine_hours_before_halt is not None
+        },
         median_machine_hours_before_halt=statistics.median(before_halt) if before_halt else None,
         machine_hours_on_bad_versions=sum(
-            o.machine_hours_before_halt if o.halted else o.machine_hours_on_new_version
+            (o.machine_hours_before_halt or 0.0) if o.halted else o.machine_hours_on_new_version
             for o in bad
         ),
     )
@@ -128,11 +140,16 @@ def checks(sequential: JudgeSummary, ubuntu: JudgeSummary) -> list[tuple[str, bo
         ),
         ("sequential catches 90% of 2× regressions at 100+ crashes/day", of == 0 or got >= 0.9 * of),
         (
-            "sequential misses no new-bucket regression Ubuntu's rules catch",
-            ubuntu.new_bucket_caught <= sequential.new_bucket_caught,
+            "sequential misses no new-bucket regression Ubuntu's new-bucket rule catches",
+            ubuntu.new_bucket_rule_caught <= sequential.new_bucket_caught,
         ),
         (
-            "with no more machine-hours on bad versions",
-            sequential.machine_hours_on_bad_versions <= ubuntu.machine_hours_on_bad_versions,
+            "... with no more machine-hours on them before the halt",
+            sum(sequential.machine_hours_before_halt.get(i, 0.0) for i in ubuntu.new_bucket_rule_caught)
+            <= sum(ubuntu.machine_hours_before_halt[i] for i in ubuntu.new_bucket_rule_caught),
+        ),
+        (
+            "(stricter) sequential misses no new-bucket regression Ubuntu halts by any rule",
+            ubuntu.new_bucket_caught <= sequential.new_bucket_caught,
         ),
     ]

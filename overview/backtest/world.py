@@ -37,7 +37,7 @@ HOUR = timedelta(hours=1)
 # Crashes of packages that depend on this one, per machine-day, for the most depended-on
 # package (about what a core library sees: Ubuntu's tracker takes a few reports per
 # thousand machines a day, and most list it); most packages have far fewer dependents.
-DEPENDENT_CRASHES_PER_MACHINE_DAY = 0.002
+DEPENDENT_CRASHES_PER_MACHINE_DAY = 0.001
 # Attempts to find a crashing machine in a group before giving the crash up (a group
 # that small is almost never asked for one).
 _MAX_TRIES = 5000

@@ -97,11 +97,6 @@ class Assessment(models.Model):
     # Crashes a halt spared the machines that never took the update, over
     # PHASING_AVERTED_DAYS at 100% (None: not halted, or nothing to estimate from).
     averted = models.FloatField(null=True, blank=True)
-    # The shares the test used for each completed hour, kept as first computed: a later
-    # estimate of the uptake changes only the hours after it, never the evidence already
-    # weighed (the test's guarantee needs shares fixed before the crashes they weigh).
-    # {"from": ISO hour, "low": [...], "high": [...]}.
-    shares = models.JSONField(default=dict, blank=True)
     assessed_at = models.DateTimeField()
 
     class Meta:

@@ -10,10 +10,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from itertools import islice
-from operator import itemgetter
 
 from django.db import connection, transaction
-from django.db.models import Count
 from django.db.models.constants import OnConflict
 
 from overview.models import (
@@ -229,82 +227,53 @@ def _recount(
 ) -> None:
     """Daily counters and per-bucket statistics, as the error tracker keeps them.
 
-    Reports from automated testing and from -proposed never count. Everything is
-    recounted from the stored reports of the touched versions, so a re-run, or two
-    ingests at once, end in the same numbers.
+    Reports from automated testing and from -proposed never count. Daily counts grow by
+    exactly the reports this batch stored (the caller stored only the ones not known
+    before, in this transaction), so they are added; distinct systems cannot be added
+    up, so the touched bucket statistics are recounted from the index that holds them.
+    Plain SQL that SQLite and PostgreSQL both read, each statement prepared once.
     """
     counted = [r for r in records if not r.automated_testing and not r.from_proposed]
-    keys = {(releases[r.release], packages[r.source_package], r.version) for r in counted}
-    if not keys:
+    if not counted:
         return
-    reports = CrashReport.objects.filter(
-        release_id__in={k[0] for k in keys},
-        source_package_id__in={k[1] for k in keys},
-        version__in={k[2] for k in keys},
-        automated_testing=False,
-        from_proposed=False,
-    )
-    key_of = itemgetter("release_id", "source_package_id", "version")
-    # Daily counts grow by exactly the reports this batch stored (the caller stored only
-    # the ones not known before, in this transaction), so they are added, not recounted:
-    # a recount would read every report of the day again at each batch.
-    added = Counter(
-        (releases[r.release], packages[r.source_package], r.version, r.reported_at.astimezone(UTC).date())
-        for r in counted
-    )
-    current = {
-        (c.release_id, c.source_package_id, c.version, c.day): c
-        for c in CrashCounter.objects.filter(
-            release_id__in={k[0] for k in keys},
-            source_package_id__in={k[1] for k in keys},
-            version__in={k[2] for k in keys},
-            day__in={k[3] for k in added},
+    days = Counter(
+        (
+            releases[r.release],
+            packages[r.source_package],
+            r.version,
+            r.reported_at.astimezone(UTC).date(),
         )
-    }
-    CrashCounter.objects.bulk_create(
-        [
-            CrashCounter(
-                release_id=key[0],
-                source_package_id=key[1],
-                version=key[2],
-                day=key[3],
-                count=(current[key].count if key in current else 0) + n,
-            )
-            for key, n in added.items()
-        ],
-        update_conflicts=True,
-        unique_fields=("release", "source_package", "version", "day"),
-        update_fields=("count",),
-        batch_size=1000,
-    )
-    touched = {
-        (releases[r.release], packages[r.source_package], r.version, buckets[r.signature])
         for r in counted
-    }
-    # Distinct systems cannot be added up: recounted, from the index that holds them.
-    stats = (
-        reports.filter(bucket_id__in={b[3] for b in touched})
-        .values("release_id", "source_package_id", "version", "bucket_id")
-        .annotate(n=Count("id"), systems=Count("system_id", distinct=True))
     )
-    BucketVersionStat.objects.bulk_create(
-        [
-            BucketVersionStat(
-                release_id=row["release_id"],
-                source_package_id=row["source_package_id"],
-                version=row["version"],
-                bucket_id=row["bucket_id"],
-                reports=row["n"],
-                systems=row["systems"],
-            )
-            for row in stats
-            if (*key_of(row), row["bucket_id"]) in touched
-        ],
-        update_conflicts=True,
-        unique_fields=("release", "source_package", "version", "bucket"),
-        update_fields=("reports", "systems"),
-        batch_size=1000,
+    touched = sorted(
+        {
+            (releases[r.release], packages[r.source_package], r.version, buckets[r.signature])
+            for r in counted
+        }
     )
+    counter, stat, report = (
+        connection.ops.quote_name(m._meta.db_table) for m in (CrashCounter, BucketVersionStat, CrashReport)
+    )
+    adapt = connection.ops.adapt_datefield_value
+    with connection.cursor() as cursor:
+        cursor.executemany(
+            f"INSERT INTO {counter} (release_id, source_package_id, version, day, count) "
+            "VALUES (%s, %s, %s, %s, %s) "
+            "ON CONFLICT (release_id, source_package_id, version, day) "
+            f"DO UPDATE SET count = {counter}.count + excluded.count",
+            [(*key[:3], adapt(key[3]), n) for key, n in sorted(days.items())],
+        )
+        cursor.executemany(
+            f"INSERT INTO {stat} "
+            "(release_id, source_package_id, version, bucket_id, reports, systems) "
+            "SELECT %s, %s, %s, %s, count(r.id), count(DISTINCT r.system_id) "
+            f"FROM {report} r WHERE r.source_package_id = %s AND r.version = %s "
+            "AND r.bucket_id = %s AND r.release_id = %s "
+            "AND NOT r.automated_testing AND NOT r.from_proposed "
+            "ON CONFLICT (release_id, source_package_id, version, bucket_id) "
+            "DO UPDATE SET reports = excluded.reports, systems = excluded.systems",
+            [(*key, key[1], key[2], key[3], key[0]) for key in touched],
+        )
 
 
 def _touch_buckets(fresh: Sequence[CrashReportRecord], buckets: dict[str, int]) -> None:

@@ -63,6 +63,7 @@ class SimulatedCrashFeed:
         self.seed = world.seed
         self._bucket_cache: dict[str, list[tuple[str, str, float]]] = {}
         self._day_cache: dict[tuple, list] = {}
+        self._dependency_cache: dict[str, tuple[str, ...]] = {}
 
     def _buckets(self, package: str, binary: str) -> list[tuple[str, str, float]]:
         """(signature, function, weight) of the package's long-standing crash buckets."""
@@ -191,10 +192,41 @@ class SimulatedCrashFeed:
                 "SHELL": "/bin/bash",
                 "Uname": f"Linux 6.8.0-{rng.randint(30, 60)}-generic {arch}",
             },
-            package_versions={upload.binaries[0]: upload.version, "libc6": "2.39-0ubuntu8.4"},
+            package_versions=self._installed_versions(rng, upload, moment),
             from_proposed=rng.random() < 0.03,
             automated_testing=rng.random() < 0.01,
         )
+
+    # What else the crashing machine has installed ---------------------------------------
+
+    def _dependencies(self, package: str) -> tuple[str, ...]:
+        """The libraries a package depends on: none to three, fixed by the seed."""
+        known = self._dependency_cache.get(package)
+        if known is None:
+            rng = seeded_rng(self.seed, "depends", package)
+            libraries = [p for p in self.world.packages if p.startswith("lib") and p != package]
+            count = min(rng.choice((0, 1, 1, 2, 3)), len(libraries))
+            known = self._dependency_cache[package] = tuple(rng.sample(libraries, count))
+        return known
+
+    def _installed_versions(
+        self, rng: random.Random, upload: Upload, moment: datetime
+    ) -> dict[str, str]:
+        """The versions apport lists with a crash: the package's own, and those of the
+        libraries it depends on as this machine has them (the new version of a library
+        that is phasing when the machine is in its phase, else the one before): how the
+        judge measures the share of machines on a new version."""
+        versions = {upload.binaries[0]: upload.version, "libc6": "2.39-0ubuntu8.4"}
+        release = next(r for r in self.world.release_records if r.codename == upload.release)
+        for dependency in self._dependencies(upload.package):
+            uploads = self.world.timeline(release, dependency, until=moment)
+            if uploads:
+                current = uploads[-1]
+                on_new = rng.random() < current.ramp_share(moment)
+                versions[current.binaries[0]] = (
+                    current.version if on_new else current.previous_version
+                )
+        return versions
 
     # A simulated tracker outage for a few packages, now and then.
 

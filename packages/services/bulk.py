@@ -54,7 +54,7 @@ def publications_save(publications: Sequence[Publication], fields: Sequence[str]
     if not publications:
         return
     if not uses_postgresql():
-        Publication.objects.bulk_update(publications, fields, batch_size=500)
+        _publications_save_each(publications, fields)
         return
     meta = Publication._meta
     # Concrete columns of this model: Any, since django-stubs types get_field() as any
@@ -85,6 +85,23 @@ def publications_save(publications: Sequence[Publication], fields: Sequence[str]
         cursor.execute(sql, params)
 
 
+def _publications_save_each(publications: Sequence[Publication], fields: Sequence[str]) -> None:
+    """The portable path: one prepared UPDATE run for every row. Django's bulk_update
+    builds a CASE per field and row, which on a tick of hundreds of rows cost more than
+    the database's own work."""
+    meta = Publication._meta
+    columns: list[Any] = [meta.get_field(name) for name in fields]
+    quote = connection.ops.quote_name
+    assignments = ", ".join(f"{quote(c.column)} = %s" for c in columns)
+    sql = f"UPDATE {quote(meta.db_table)} SET {assignments} WHERE {quote(meta.pk.column)} = %s"
+    rows = [
+        [c.get_db_prep_save(getattr(p, c.attname), connection) for c in columns] + [p.pk]
+        for p in publications
+    ]
+    with connection.cursor() as cursor:
+        cursor.executemany(sql, rows)
+
+
 def rows_upsert(
     model: type[models.Model],
     rows: Sequence[models.Model],
@@ -96,18 +113,10 @@ def rows_upsert(
 
     On PostgreSQL one INSERT ... SELECT FROM unnest(...) ON CONFLICT, with one array per
     column: a fixed number of parameters however many rows (bulk_create would need a
-    parameter per value, and batches past the driver's limit). Elsewhere, bulk_create.
+    parameter per value, and batches past the driver's limit). On SQLite the same upsert,
+    prepared once and run for every row.
     """
     if not rows:
-        return
-    if not uses_postgresql():
-        model._default_manager.bulk_create(
-            rows,
-            update_conflicts=True,
-            unique_fields=unique_fields,
-            update_fields=update_fields,
-            batch_size=500,
-        )
         return
     meta = model._meta
     fields: list[Any] = [f for f in meta.concrete_fields if not (f.primary_key and f.auto_created)]
@@ -120,12 +129,21 @@ def rows_upsert(
     column = {f.name: quote(f.column) for f in fields}
     conflict = ", ".join(column[name] for name in unique_fields)
     updates = ", ".join(f"{column[name]} = EXCLUDED.{column[name]}" for name in update_fields)
-    arrays = ", ".join(f"%s::{t}[]" for t in types)
-    sql = (
-        f"INSERT INTO {quote(meta.db_table)} ({', '.join(names)}) "
-        f"SELECT * FROM unnest({arrays}) "
-        f"ON CONFLICT ({conflict}) DO UPDATE SET {updates}"
-    )
-    params = [[f.get_db_prep_save(getattr(row, f.attname), connection) for row in rows] for f in fields]
+    values = [[f.get_db_prep_save(getattr(row, f.attname), connection) for f in fields] for row in rows]
+    upsert = f"ON CONFLICT ({conflict}) DO UPDATE SET {updates}"
     with connection.cursor() as cursor:
-        cursor.execute(sql, params)
+        if not uses_postgresql():
+            # SQLite reads the same upsert; one prepared statement run for every row.
+            placeholders = ", ".join(["%s"] * len(fields))
+            cursor.executemany(
+                f"INSERT INTO {quote(meta.db_table)} ({', '.join(names)}) "
+                f"VALUES ({placeholders}) {upsert}",
+                values,
+            )
+            return
+        arrays = ", ".join(f"%s::{t}[]" for t in types)
+        cursor.execute(
+            f"INSERT INTO {quote(meta.db_table)} ({', '.join(names)}) "
+            f"SELECT * FROM unnest({arrays}) {upsert}",
+            [list(column) for column in zip(*values, strict=True)],
+        )

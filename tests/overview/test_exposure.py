@@ -85,8 +85,33 @@ def test_a_release_pools_what_its_updates_measured_and_widens_it_for_one_update(
         shares = exposure.installed_shares(RAMP, 10.0)
         seen = rng.poisson(5, size=len(RAMP))
         new = rng.binomial(seen, shares)
-        updates.append(exposure.Sightings(RAMP, new.tolist(), (seen - new).tolist()))
+        updates.append((exposure.Sightings(RAMP, new.tolist(), (seen - new).tolist()), None))
     release = exposure.pooled(updates, exposure.prior(30.0))
     assert 7 < release.hours < 14
     # One more update of the release may differ from the others: the range stays wide.
     assert release.fast < 5 and release.slow > 20
+
+
+def test_the_previous_versions_crashes_falling_away_measure_the_uptake():
+    truth = 30.0
+    rng = np.random.default_rng(5)
+    hours = [min(100, 10 + 10 * (h // 6)) for h in range(72)]
+    shares = exposure.installed_shares(hours, truth)
+    per_day = 1500
+    history = rng.poisson(per_day, size=15).tolist()
+    staying = (1 - shares).reshape(3, 24).mean(axis=1)
+    days = rng.poisson(per_day * staying).tolist()
+    deficit = exposure.Deficit.from_history(history, days)
+    nothing_seen = exposure.Sightings(hours, [0] * 72, [0] * 72)
+    found = exposure.fit(nothing_seen, exposure.prior(4.0), deficit)
+    assert found.fast <= truth <= found.slow
+    assert found.measured and found.days == 3 and not found.sightings
+
+
+def test_a_noisy_history_makes_the_fall_count_for_less():
+    steady = exposure.Deficit.from_history([1000, 1010, 990, 1005, 995, 1000, 1002, 998], [700])
+    noisy = exposure.Deficit.from_history([600, 1400, 900, 1300, 700, 1100, 800, 1200], [700])
+    assert steady is not None and noisy is not None
+    assert noisy.spread > 5 * steady.spread
+    # Less than a week of history says too little about how much days differ.
+    assert exposure.Deficit.from_history([1000] * 5, [700]) is None
