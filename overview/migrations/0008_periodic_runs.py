@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('overview', '0008_data_version_triggers'),
+        ('overview', '0007_data_version_triggers'),
     ]
 
     operations = [

@@ -12,7 +12,7 @@ TABLES = ("overview_errorbucket", "overview_problem", "overview_override", "over
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("overview", "0007_crash_report_indexes_for_judging"),
+        ("overview", "0006_judging"),
         ("packages", "0009_data_version"),
     ]
 
