@@ -22,7 +22,8 @@ install: $(VENV)/.installed
 install-dev: $(VENV)/.installed-dev
 
 # The demo on the embedded default (SQLite, filesystem broker) unless DATABASE_URL /
-# REDIS_URL say otherwise. Ctrl-C stops the web server, the worker and beat together.
+# REDIS_URL say otherwise: the Procfile's web server, worker and beat under honcho
+# (scripts/procfile-run), which Ctrl-C or SIGTERM stops together, exiting 0.
 run: export DEBUG ?= 1
 run: install
 	$(PY) manage.py migrate --noinput
@@ -30,10 +31,8 @@ run: install
 	$(PY) manage.py seed_demo --if-empty
 	$(PY) manage.py phasing_sync
 	@echo "Phasing on http://$(HOST):$(PORT)/ (Ctrl-C stops everything)"
-	@trap 'kill 0' INT TERM EXIT; \
-	$(CELERY) -A phasing_site worker --loglevel=warning --concurrency=2 --pool=threads & \
-	$(CELERY) -A phasing_site beat --loglevel=warning & \
-	$(PY) manage.py runserver $(HOST):$(PORT) --noreload
+	@PATH="$(CURDIR)/$(VENV)/bin:$$PATH" GUNICORN_BIND=$(HOST):$(PORT) GUNICORN_WORKERS=2 \
+	  CELERY_POOL=threads LOG_FORMAT=plain $(PY) scripts/procfile-run
 
 browser-deps:
 	@scripts/browser-deps

@@ -8,6 +8,7 @@ is rolled back, so the bench database is left as it was.
 from __future__ import annotations
 
 import json
+import re
 import resource
 import subprocess
 import sys
@@ -39,6 +40,17 @@ def _set_active(n: int) -> int:
         state="phasing", status="published", hold_reason="", phased_update_percentage=30
     )
     return len(active) + len(wake)
+
+
+def _writes(captured: list[dict]) -> dict[str, int]:
+    """How many times each INSERT, UPDATE or DELETE statement ran: a write split in batches
+    repeats the same statement (the same table and columns)."""
+    counts: dict[str, int] = {}
+    for query in captured:
+        if re.match(r"\s*(INSERT INTO|UPDATE|DELETE FROM)\s", query["sql"]):
+            key = query["sql"][:160]
+            counts[key] = counts.get(key, 0) + 1
+    return counts
 
 
 def measure(n: int) -> dict:
@@ -81,6 +93,8 @@ def measure(n: int) -> dict:
         "publications": actual,
         "wall_s": round(runs[0], 3),
         "queries": len(queries),
+        # Writes in batches would repeat a statement per batch: at most one of each here.
+        "most_statements_per_write": max(_writes(queries.captured_queries).values(), default=0),
         "decisions": actions,
         "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "rss_before_tick_mib": round(rss_before, 1),

@@ -28,7 +28,7 @@ def product_env(db: str = DB_NAME) -> dict[str, str]:
         "PHASING_VAR_DIR": "/tmp/phasing-bench/var",
         "CELERY_TASK_ALWAYS_EAGER": "0",
         # Measured rendered; the cached run turns the page cache on (bench/settings.py).
-        "PHASING_PAGE_CACHE_SECONDS": "0",
+        "PHASING_PAGE_CACHE": "0",
     }
 
 

@@ -22,9 +22,17 @@ STATIC_PATH = "/static/bench/overview.html"
 HOT_PACKAGE = "firefox-esr"
 
 
+# The code measured beside this one in the same run, as "before" (BENCH_BASELINE: a commit,
+# or "" to skip): the main branch before the pages were made fast and the cache exact.
+BASELINE = os.environ.get("BENCH_BASELINE", "6c131dd")
+BASELINE_TREE = Path("/tmp/phasing-bench/baseline")
+BASELINE_PAGES = ("overview", "overview_100", "history", "api_publications")
+
+
 def pages() -> dict[str, str]:
     return {
         "overview": "/",
+        "overview_100": "/?per_page=100",
         "overview_filtered": "/?release=resolute&state=phasing&percentage_max=90",
         "history": f"/source/{HOT_PACKAGE}/",
         "api_publications": "/api/v1/publications/",
@@ -117,8 +125,11 @@ def collectstatic(env: dict[str, str]) -> None:
 
 
 class Gunicorn:
-    def __init__(self, env: dict[str, str], settings: str = "phasing_site.settings") -> None:
+    def __init__(
+        self, env: dict[str, str], settings: str = "phasing_site.settings", root: Path = ROOT
+    ) -> None:
         self.env = {**env, "DJANGO_SETTINGS_MODULE": settings}
+        self.root = root
         self.process: subprocess.Popen | None = None
 
     def __enter__(self) -> Gunicorn:
@@ -134,7 +145,7 @@ class Gunicorn:
                 "--log-level",
                 "warning",
             ],
-            cwd=ROOT,
+            cwd=self.root,
             env={**os.environ, **self.env},
         )
         deadline = time.monotonic() + 30
@@ -183,9 +194,12 @@ def wrk(url: str, *, seconds: int = DURATION) -> dict:
         timeout=seconds + 30,
         check=True,
     ).stdout
-    latency = dict(re.findall(r"^\s+(50|75|90|99)%\s+(\S+)$", out, re.M))
+    latency = dict(re.findall(r"^\s+(50|75|90|99)%\s+(\S+)\s*$", out, re.M))
     non_2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     errors = re.search(r"Socket errors: (.*)$", out, re.M)
+    if "99" not in latency:  # not one request finished in time: say so, do not crash
+        print(f"wrk {url}: no request finished\n{out}", file=sys.stderr)
+        latency = {"50": f"{seconds}s", "99": f"{seconds}s"}
     return {
         "rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),
         "p50_ms": _ms(latency["50"]),
@@ -194,6 +208,24 @@ def wrk(url: str, *, seconds: int = DURATION) -> dict:
         "non_2xx": int(non_2xx.group(1)) if non_2xx else 0,
         "socket_errors": errors.group(1) if errors else "",
     }
+
+
+def baseline_tree() -> Path | None:
+    """A checkout of BASELINE to serve the same pages from, or None when it is not set."""
+    if not BASELINE:
+        return None
+    if BASELINE_TREE.exists():
+        subprocess.run(
+            ["git", "worktree", "remove", "--force", str(BASELINE_TREE)], cwd=ROOT, check=False
+        )
+    subprocess.run(["git", "worktree", "prune"], cwd=ROOT, check=True)
+    subprocess.run(
+        ["git", "worktree", "add", "--detach", str(BASELINE_TREE), BASELINE],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+    )
+    return BASELINE_TREE
 
 
 def under_load() -> dict:
@@ -208,24 +240,44 @@ def under_load() -> dict:
     results: dict = {"workers": WORKERS, "connections": CONNECTIONS, "seconds": DURATION}
     rss = []
     base = f"http://127.0.0.1:{PORT}"
-    runs = (
-        ("phasing_site.settings", "", pages()),
+    runs = [
+        ("phasing_site.settings", "", pages(), ROOT),
         (
             "bench.settings",
             "_cached",
-            {k: v for k, v in pages().items() if k.startswith("overview")},
+            {k: v for k, v in pages().items() if k in ("overview", "overview_filtered")},
+            ROOT,
         ),
-    )
-    for settings, suffix, targets in runs:
+    ]
+    baseline = baseline_tree()
+    if baseline is not None:
+        results["baseline_commit"] = BASELINE
+        runs.append(
+            (
+                "phasing_site.settings",
+                "_baseline",
+                {k: v for k, v in pages().items() if k in BASELINE_PAGES},
+                baseline,
+            )
+        )
+    for settings, suffix, targets, root in runs:
         cache.clear()
-        with Gunicorn(env, settings) as server:
+        with Gunicorn({**env, "PHASING_PAGE_CACHE_SECONDS": "0"}, settings, root) as server:
             for name, path in {"static_overview": STATIC_PATH, **targets}.items():
-                wrk(base + path, seconds=2)  # warm up: connections, caches, first query plans
+                wrk(base + path, seconds=3)  # warm up: connections, caches, first query plans
                 results[name + suffix] = wrk(base + path)
             rss.extend(_peak_rss_mib(p) for p in server.workers())
         static = results["static_overview" + suffix]["rps"]
         for name in targets:
             row = results[name + suffix]
             row["ratio_to_static"] = round(row["rps"] / static, 3)
+            if suffix == "_baseline":
+                # How many times faster this code serves the page than the baseline did.
+                results[name]["speedup"] = round(results[name]["rps"] / row["rps"], 1)
     results["worker_peak_rss_mib"] = round(max(rss), 1)
+    from bench import cpu
+
+    results["cpu_per_view"] = cpu.compare(
+        ROOT, baseline, {k: v for k, v in pages().items() if k in BASELINE_PAGES}
+    )
     return results

@@ -113,7 +113,8 @@ def _fetch_answers(
     try:
         answers = source.problems(queries, now=now)
     except Exception as exc:  # one broken source must not stop the tick: every update holds
-        log.exception("crash source %s failed", getattr(source, "name", source))
+        name = getattr(source, "name", source)
+        log.exception("crash source %s failed", name, extra={"source": name})
         return {q: CrashAnswer(error=f"crash data unavailable: {exc}") for q in queries}
     return {
         q: answers.get(q) or CrashAnswer(error="crash data unavailable: no answer") for q in queries
@@ -216,7 +217,11 @@ def _decide_all(
                 publication, rules, answer, found, (verdict, evidence), now
             )
         except Exception as exc:  # one broken publication never stops the tick for the others
-            log.exception("controller could not decide for %s", _label(publication))
+            log.exception(
+                "controller could not decide for %s",
+                _label(publication),
+                extra={"publication": _label(publication)},
+            )
             decision, _, _ = _hold(publication, HoldReason.CONTROLLER_ERROR, f"{type(exc).__name__}: {exc}")
             decisions.append(decision)
             holds.append(publication)

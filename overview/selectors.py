@@ -82,7 +82,7 @@ def active_publications() -> QuerySet[PublicationInPhasing]:
     last_event = PhasingEvent.objects.filter(publication=OuterRef("pk")).order_by(
         "-created_at", "-id"
     )
-    publications = Publication.objects.filter(state__in=ACTIVE_STATES).annotate(
+    publications = Publication.objects.filter(state__in=ACTIVE_STATES).defer("binaries").annotate(
         last_change=Coalesce(Subquery(last_event.values("created_at")[:1]), "date_published"),
         problem_count=Problem.objects.active_count_of(OuterRef("pk")),
     )

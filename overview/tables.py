@@ -2,21 +2,22 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 
 import django_tables2 as tables
 from django.core.paginator import Paginator
-from django.template.loader import render_to_string
-from django.utils import dateformat, timezone
-from django.utils.html import format_html, format_html_join
+from django.utils import timezone
+from django.utils.html import conditional_escape, format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
 from overview import selectors
+from overview.models import Assessment
 from overview.selectors import PublicationInPhasing
 from overview.wording import age, outlook_lines, share_line, utc_time, verdict_label
 from packages import charts
 from packages import policy as policy_rules
-from packages.models import Publication
+from packages.models import Publication, Release
 from packages.selectors import PolicyMap
 
 PER_PAGE = 25
@@ -24,13 +25,69 @@ MAX_PER_PAGE = 100
 
 
 class CappedPaginator(Paginator):
-    """A paginator that will not be asked for a million rows at once through ?per_page=."""
+    """A paginator that will not be asked for a million rows at once through ?per_page=,
+    and that takes the number of rows when the caller counted them already."""
 
-    def __init__(self, object_list, per_page, *args, **kwargs) -> None:
+    def __init__(self, object_list, per_page, *args, count: int | None = None, **kwargs) -> None:
         super().__init__(object_list, min(max(int(per_page), 1), MAX_PER_PAGE), *args, **kwargs)
+        if count is not None:
+            self.count = count  # fills the cached_property: no COUNT query
 
 
 PAGINATE = {"per_page": PER_PAGE, "paginator_class": CappedPaginator}
+
+
+def _short_time(moment: datetime) -> str:
+    """'3 Dec 14:05' (Django's "j M H:i", without its formatter's cost per cell)."""
+    return f"{moment.day} {moment:%b %H:%M}"
+
+
+_NONE = mark_safe('<span class="muted">none</span>')
+_DASH = mark_safe('<span class="muted">—</span>')
+
+
+@dataclass(frozen=True)
+class OverviewRow:
+    """One row of the overview's body: its release heading when a group starts, and its
+    cells as (td attributes, column header, HTML)."""
+
+    group: Release | None
+    cells: list[tuple[str, str, str]]
+
+
+def _problems_cell(problems: list[selectors.ProblemView]) -> str:
+    if not problems:
+        return _NONE
+    items = format_html_join(
+        "\n",
+        "  <li{}>{}{}</li>",
+        (
+            (
+                mark_safe(' class="overridden"') if view.overridden else "",
+                format_html('<a href="{}">{}</a>', view.url, view.title)
+                if view.url
+                else view.title,
+                mark_safe(' <span class="tag">overridden</span>') if view.overridden else "",
+            )
+            for view in problems
+        ),
+    )
+    return format_html(
+        '<span class="count">{}</span>\n<ul class="problem-list">\n{}\n</ul>',
+        len(problems),
+        items,
+    )
+
+
+def _verdict_cell(assessment: Assessment | None) -> str:
+    if assessment is None:
+        return mark_safe('<span class="muted">not yet judged</span>')
+    return format_html(
+        '<span class="verdict verdict-{}">{}</span><br><small class="muted">{}</small>',
+        assessment.verdict,
+        verdict_label(assessment),
+        assessment.evidence,
+    )
 
 
 class OverviewTable(tables.Table):
@@ -61,11 +118,7 @@ class OverviewTable(tables.Table):
         accessor="problem_count", verbose_name="Problems", attrs={"td": {"class": "problems"}}
     )
     verdict = tables.Column(
-        accessor="assessment__verdict",
-        verbose_name="Verdict",
-        # Shown, not rendered, where there is no assessment yet.
-        default=mark_safe('<span class="muted">not yet judged</span>'),
-        attrs={"td": {"class": "verdict"}},
+        accessor="assessment__verdict", verbose_name="Verdict", attrs={"td": {"class": "verdict"}}
     )
 
     class Meta:
@@ -85,7 +138,7 @@ class OverviewTable(tables.Table):
             "verdict",
         )
         order_by = ("release", "package")
-        template_name = "django_tables2/phasing_table.html"
+        template_name = "overview/_overview_table.html"
         empty_text = "No update matches these filters."
         attrs = {"class": "data overview"}
 
@@ -110,41 +163,68 @@ class OverviewTable(tables.Table):
             )
         return self._outlooks[record.pk]
 
-    def render_release(self, record: PublicationInPhasing) -> str:
-        return format_html(
-            '<span title="{}">{}</span>', record.release.version, record.release.codename
-        )
+    # The body is one template over rows built here (overview/_overview_table.html), not
+    # django-tables2's render call per cell: that call (a signature inspection and a
+    # template lookup per cell) was most of the page's time (bench/). Sorting, pagination
+    # and export stay django-tables2's.
+    def body(self) -> list[OverviewRow]:
+        """The rows of the current page, each cell's HTML built once, in column order."""
+        bound_rows = self.page.object_list if self.page is not None else self.rows
+        records = [row.record for row in bound_rows]
+        columns = [
+            (column.name, column.attrs["td"].as_html(), column.header)
+            for column in self.columns
+        ]
+        rows = []
+        previous_release = None
+        for record in records:
+            group = None
+            if self.grouped and record.release_id != previous_release:
+                group, previous_release = record.release, record.release_id
+            cells = self._cells(record)
+            rows.append(
+                OverviewRow(
+                    group=group,
+                    cells=[(attrs, header, cells[name]) for name, attrs, header in columns],
+                )
+            )
+        return rows
 
-    def render_package(self, record: PublicationInPhasing) -> str:
-        return format_html(
-            '<a href="{}?release={}">{}</a>',
-            record.source_package.get_absolute_url(),
-            record.release.codename,
-            record.source_package.name,
-        )
+    def _cells(self, record: PublicationInPhasing) -> dict[str, str]:
+        release, package = record.release, record.source_package
+        return {
+            "release": format_html(
+                '<span title="{}">{}</span>', release.version, release.codename
+            ),
+            "package": format_html(
+                '<a href="{}?release={}">{}</a>',
+                package.get_absolute_url(),
+                release.codename,
+                package.name,
+            ),
+            "version": conditional_escape(record.version),
+            "previous_version": conditional_escape(record.previous_version or "—"),
+            "date_published": self._time_cell(record.date_published),
+            "percentage": self._percentage_cell(record),
+            "state": format_html(
+                '<span class="state state-{}">{}</span>', record.state, record.get_state_display()
+            ),
+            "last_change": self._time_cell(record.last_change),
+            "next": format_html_join(
+                "",
+                '<span class="next {}">{}</span>',
+                (
+                    ("next-first" if n == 0 else "muted", line)
+                    for n, line in enumerate(outlook_lines(self.outlook(record)))
+                ),
+            ),
+            "problems": _problems_cell(selectors.problem_views(record)),
+            "verdict": _verdict_cell(getattr(record, "assessment", None)),
+        }
 
-    # Cells built with format_html, not a template each: a page of rows renders several
-    # cells per row, and template rendering dominated the page's time (bench/).
-    def _time_cell(self, moment: datetime | None) -> str:
-        if not moment:
-            return format_html('<span class="muted">—</span>')
-        return format_html(
-            '<time datetime="{}" title="{}">{}</time> <span class="muted age">{}</span>',
-            moment.isoformat(),
-            utc_time(moment),
-            dateformat.format(timezone.localtime(moment), "j M H:i"),
-            age(moment, self.now),
-        )
-
-    def render_date_published(self, record: PublicationInPhasing) -> str:
-        return self._time_cell(record.date_published)
-
-    def render_last_change(self, value: datetime) -> str:
-        return self._time_cell(value)
-
-    def render_percentage(self, record: PublicationInPhasing, value: int) -> SafeString:
+    def _percentage_cell(self, record: PublicationInPhasing) -> SafeString:
         # charts.percentage_bar writes only a clamped integer into its markup.
-        bar = mark_safe(charts.percentage_bar(value))
+        bar = mark_safe(charts.percentage_bar(record.phased_update_percentage))
         notes = record.source_notes()  # fields of the row: no query
         running = share_line(getattr(record, "assessment", None))
         if running:
@@ -155,33 +235,15 @@ class OverviewTable(tables.Table):
             "", '<br><small class="source-note">{}</small>', ((note,) for note in notes)
         )
 
-    def render_verdict(self, record: PublicationInPhasing) -> str:
-        assessment = getattr(record, "assessment", None)
-        if assessment is None:
-            return format_html('<span class="muted">not yet judged</span>')
+    def _time_cell(self, moment: datetime | None) -> str:
+        if not moment:
+            return _DASH
         return format_html(
-            '<span class="verdict verdict-{}">{}</span><br><small class="muted">{}</small>',
-            assessment.verdict,
-            verdict_label(assessment),
-            assessment.evidence,
-        )
-
-    def render_state(self, record: PublicationInPhasing) -> str:
-        return format_html(
-            '<span class="state state-{}">{}</span>', record.state, record.get_state_display()
-        )
-
-    def render_next(self, record: PublicationInPhasing) -> str:
-        lines = outlook_lines(self.outlook(record))
-        return format_html_join(
-            "",
-            '<span class="next {}">{}</span>',
-            (("next-first" if n == 0 else "muted", line) for n, line in enumerate(lines)),
-        )
-
-    def render_problems(self, record: PublicationInPhasing) -> str:
-        return render_to_string(
-            "overview/_cell_problems.html", {"problems": selectors.problem_views(record)}
+            '<time datetime="{}" title="{}">{}</time> <span class="muted age">{}</span>',
+            moment.isoformat(),
+            utc_time(moment),
+            _short_time(timezone.localtime(moment)),
+            age(moment, self.now),
         )
 
     # Plain values for the CSV and JSON export.

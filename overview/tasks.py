@@ -13,7 +13,9 @@ from django.core.cache import cache
 from overview import controller
 from overview.services.crash_sync import crashes_sync
 from overview.services.notifications import notifications_send_pending
+from overview.services.runs import periodic_run_recorded
 from overview.sources import crash_source
+from packages.log_context import log_context
 from packages.services.sync import publications_sync_since_last
 from packages.services.writeback import percentages_reconcile
 from packages.sources import publication_source
@@ -32,12 +34,18 @@ def sync_sources() -> dict:
     result: dict = {}
     try:
         # Each source on its own: crash data keeps coming when the archive does not answer.
-        for name, sync in (
-            ("publications", lambda: publications_sync_since_last(publication_source()).as_dict()),
-            ("crashes", lambda: crashes_sync(crash_source())),
+        publications, crashes = publication_source(), crash_source()
+        for name, source, sync in (
+            (
+                "publications",
+                publications.name,
+                lambda: publications_sync_since_last(publications).as_dict(),
+            ),
+            ("crashes", crashes.name, lambda: crashes_sync(crashes)),
         ):
             try:
-                result[name] = sync()
+                with log_context(source=source), periodic_run_recorded(f"sync:{name}"):
+                    result[name] = sync()
             except Exception:
                 log.exception("%s sync failed", name)
                 result[name] = "failed"
@@ -46,10 +54,20 @@ def sync_sources() -> dict:
         cache.delete(_SYNC_LOCK)
 
 
-@shared_task(name="overview.tasks.tick", time_limit=600, soft_time_limit=540, acks_late=True)
-def tick() -> int:
-    """A rerun is harmless: a tick at the same moment changes nothing twice."""
-    return len(controller.tick())
+@shared_task(
+    name="overview.tasks.tick",
+    bind=True,
+    time_limit=600,
+    soft_time_limit=540,
+    acks_late=True,
+    reject_on_worker_lost=True,
+)
+def tick(self) -> int:
+    """A rerun is harmless: a tick at the same moment changes nothing twice, and a tick
+    whose worker died was rolled back whole; so the message is acknowledged only after
+    the tick, and given back to the queue when its worker is lost."""
+    with log_context(tick=self.request.id or "eager"), periodic_run_recorded("tick"):
+        return len(controller.tick())
 
 
 @shared_task(name="overview.tasks.reconcile", time_limit=600, soft_time_limit=540)

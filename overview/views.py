@@ -5,10 +5,7 @@ Views stay thin: a selector reads, a table or form shapes, a template words.
 
 from __future__ import annotations
 
-import hashlib
-
 from django.conf import settings
-from django.core.cache import cache
 from django.core.paginator import Paginator
 from django.db.models import Count, Max, Min
 from django.http import HttpRequest, HttpResponse
@@ -21,6 +18,7 @@ from overview import selectors
 from overview.filters import PublicationFilter
 from overview.forms import MachineForm
 from overview.models import CrashReport
+from overview.page_cache import anonymous_page_cache, mark_cacheable
 from overview.source_statuses import source_statuses
 from overview.tables import PAGINATE, BucketCountsTable, OverviewTable
 from packages.models import ACTIVE_STATES, Publication
@@ -31,36 +29,27 @@ MACHINE_PAGE_SIZE = 50
 AFFECTED_PAGE_SIZE = 25
 
 
-def _page_cache_key(request: HttpRequest) -> str | None:
-    """Where an anonymous visitor's overview is kept, or None when it must be rendered.
-
-    The public page is the same for every visitor without a session (no account, no
-    messages), so under load it is rendered once per PHASING_PAGE_CACHE_SECONDS and URL,
-    like the static page Ubuntu's phased-updater writes by cron, but fresher.
-    """
-    if not settings.PHASING_PAGE_CACHE_SECONDS or request.method != "GET" or "_export" in request.GET:
-        return None
-    if settings.SESSION_COOKIE_NAME in request.COOKIES or "messages" in request.COOKIES:
-        return None
-    return "overview:index:" + hashlib.sha256(request.get_full_path().encode()).hexdigest()
+# Parameters of the overview whose values are validated, so a URL made only of these is
+# one of a bounded set and may be kept by the page cache. The name search `q` is free text.
+_CACHEABLE_PARAMETERS = frozenset(
+    {"release", "state", "percentage_min", "percentage_max", "sort", "page", "per_page"}
+)
 
 
+def _cacheable(request: HttpRequest, table: OverviewTable) -> bool:
+    orderings = {alias for c in table.columns.iterall() if c.orderable for alias in (c.name, "-" + c.name)}
+    for name, values in request.GET.lists():
+        if name not in _CACHEABLE_PARAMETERS or len(values) != 1:
+            return False
+        if name == "sort" and values[0] not in orderings:
+            return False
+        if name in ("page", "per_page") and not (values[0].isdigit() and len(values[0]) <= 4):
+            return False
+    return True
+
+
+@anonymous_page_cache
 def index(request: HttpRequest) -> HttpResponse:
-    key = _page_cache_key(request)
-    if key is not None:
-        cached = cache.get(key)
-        if cached is not None:
-            status, content = cached
-            return HttpResponse(content, status=status)
-    response = _index(request)
-    if key is not None and response.status_code in (200, 400):
-        cache.set(
-            key, (response.status_code, response.content), settings.PHASING_PAGE_CACHE_SECONDS
-        )
-    return response
-
-
-def _index(request: HttpRequest) -> HttpResponse:
     now = timezone.now()
     filterset = PublicationFilter(request.GET or None, queryset=selectors.active_publications())
     table = OverviewTable(filterset.qs, policies=policies_by_scope(), now=now)
@@ -69,14 +58,15 @@ def _index(request: HttpRequest) -> HttpResponse:
         # The whole filtered table, sorted as shown, not one page of it.
         RequestConfig(request, paginate=False).configure(table)
         return TableExport(export_format, table).response(f"phasing-updates.{export_format}")
-    RequestConfig(request, paginate=PAGINATE).configure(table)
-    if table.grouped:
-        # The release headings say it; the column comes back when sorting by another.
-        table.columns.hide("release")
-
     summaries = selectors.release_summaries(
         filterset.apply_to(Publication.objects.filter(state__in=ACTIVE_STATES))
     )
+    # The summaries counted the same rows: the paginator need not count them again.
+    total = sum(summary.total for summary in summaries)
+    RequestConfig(request, paginate={**PAGINATE, "count": total}).configure(table)
+    if table.grouped:
+        # The release headings say it; the column comes back when sorting by another.
+        table.columns.hide("release")
     context = {
         "filter": filterset,
         "table": table,
@@ -87,7 +77,10 @@ def _index(request: HttpRequest) -> HttpResponse:
         "now": now,
     }
     status = 400 if filterset.is_bound and filterset.errors else 200
-    return render(request, "overview/index.html", context, status=status)
+    response = render(request, "overview/index.html", context, status=status)
+    if status == 200 and _cacheable(request, table):
+        mark_cacheable(response)
+    return response
 
 
 def problem(request: HttpRequest, pk: int) -> HttpResponse:

@@ -390,3 +390,18 @@ class SourceSync(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class DataVersion(models.Model):
+    """One row whose number rises with every committed write to what the public pages show.
+
+    Database triggers raise it (packages.data_version), in the writing transaction, so no
+    write path can forget it: the event writer, the sync, bulk statements, the admin, a
+    psql session. Pages cached under this number are never stale.
+    """
+
+    id = models.PositiveSmallIntegerField(primary_key=True, default=1)
+    number = models.BigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"data version {self.number}"

@@ -59,6 +59,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Before sessions and authentication: a cached anonymous page costs two lookups.
+    "overview.page_cache.AnonymousPageCacheMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "overview.middleware.RejectNulBytesMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -98,6 +100,9 @@ DATABASES = {
         DATABASE_URL or f"sqlite:///{VAR_DIR / 'db.sqlite3'}",
         conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60, minimum=0),
         conn_health_checks=True,
+        # Server-side cursors cost three round trips for a short list (a form's choices)
+        # and do not survive a transaction-pooling PgBouncer (docs/deploy.md).
+        disable_server_side_cursors=True,
     )
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -145,7 +150,14 @@ STORAGES = {
 REDIS_URL = env_str("REDIS_URL")
 
 if REDIS_URL:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            # A Redis that hangs must not hang the pages: they render without the cache.
+            "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
+        }
+    }
 else:
     CACHES = {
         "default": {
@@ -168,6 +180,8 @@ if CELERY_BROKER_URL == "filesystem://":
         "control_folder": str(_broker_dir / "control"),
         "store_processed": False,
     }
+# One queue per deployment; a second deployment on the same broker names its own.
+CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_TASK_DEFAULT_QUEUE", "celery")
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_TASK_TIME_LIMIT = 600
@@ -220,9 +234,12 @@ PHASING_APT_PREVIOUS_SUITES = env_list(
     "PHASING_APT_PREVIOUS_SUITES", ["{codename}", "{codename}-security", "{codename}-updates"]
 )
 PHASING_SITE_URL = env_str("PHASING_SITE_URL", "http://127.0.0.1:8000")
-# Anonymous visitors' overview is rendered once per this many seconds and URL (0: never
-# kept). Signed-in people always see it live.
-PHASING_PAGE_CACHE_SECONDS = env_int("PHASING_PAGE_CACHE_SECONDS", 0 if DEBUG else 30, minimum=0)
+# Anonymous visitors' overview is kept until the data changes (overview/page_cache.py):
+# never stale, no time-to-live. Signed-in people always see it rendered.
+PHASING_PAGE_CACHE = env_bool("PHASING_PAGE_CACHE", not DEBUG)
+PHASING_PAGE_CACHE_ALIAS = "default"
+# Who may read /metrics besides signed-in staff: a scraper sending this bearer token.
+PHASING_METRICS_TOKEN = env_str("PHASING_METRICS_TOKEN")
 
 # Error-tracker semantics (errors.ubuntu.com, src/errors/cassie.py) as the default thresholds.
 PHASING_NEW_BUCKET_MIN_SYSTEMS = env_int("PHASING_NEW_BUCKET_MIN_SYSTEMS", 3, minimum=1)
@@ -256,6 +273,7 @@ EMAIL_BACKEND = env_str(
     if DEBUG
     else "django.core.mail.backends.smtp.EmailBackend",
 )
+EMAIL_FILE_PATH = env_str("EMAIL_FILE_PATH", str(VAR_DIR / "mail"))  # the file backend's folder
 EMAIL_HOST = env_str("EMAIL_HOST", "localhost")
 EMAIL_PORT = env_int("EMAIL_PORT", 25, minimum=1)
 EMAIL_HOST_USER = env_str("EMAIL_HOST_USER")
@@ -275,11 +293,28 @@ if not DEBUG:
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
     SECURE_HSTS_PRELOAD = True
 
+# Production logs one JSON object per line, each with the publication, the tick and the
+# source it is about (packages.log_context); a developer's terminal gets plain lines.
+LOG_FORMAT = env_str("LOG_FORMAT", "plain" if DEBUG else "json")
+if LOG_FORMAT not in ("json", "plain"):
+    raise ImproperlyConfigured(f"LOG_FORMAT is json or plain, not {LOG_FORMAT!r}")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "filters": {"context": {"()": "packages.log_context.LogContextFilter"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"},
+        "json": {
+            "()": "pythonjsonlogger.json.JsonFormatter",
+            "format": "%(asctime)s %(levelname)s %(name)s %(message)s %(publication)s %(tick)s %(source)s",
+            "rename_fields": {"asctime": "time", "levelname": "level", "name": "logger"},
+        },
+    },
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT, "filters": ["context"]}
+    },
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     "loggers": {"django.db.backends": {"level": "WARNING"}, "axes": {"level": "WARNING"}},
 }
+# Workers log through the LOGGING above (JSON in production), not Celery's own format.
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False

@@ -21,6 +21,8 @@ if not REDIS_URL:  # noqa: F405
     CELERY_BROKER_URL = "memory://"
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 LOGGING["root"] = {**LOGGING["root"], "level": "WARNING"}  # type: ignore[dict-item]  # noqa: F405
-PHASING_PAGE_CACHE_SECONDS = 0  # a test sees the page as its own data makes it
+PHASING_PAGE_CACHE = False  # a test sees the page as its own data makes it
+# Parallel test processes share one Redis database: each keeps its own keys.
+CACHES["default"]["KEY_PREFIX"] = os.environ.get("PYTEST_XDIST_WORKER", "main")  # noqa: F405
 # Whitenoise looks for STATIC_ROOT even when nothing was collected.
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # noqa: F405

@@ -3,12 +3,15 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from overview.api import api
+from overview.monitoring import views as monitoring
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/v1/", api.urls),
+    path("healthz", monitoring.healthz, name="healthz"),
+    path("metrics", monitoring.metrics, name="metrics"),
     path("", include("packages.urls")),
     path("", include("overview.triage.urls")),
     path("", include("overview.urls")),

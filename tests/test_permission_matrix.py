@@ -96,6 +96,10 @@ ROUTES: dict[str, Route] = {
     "api:machine": route(PUBLIC, query="machine_id=0123456789abcdef0123456789abcdef"),
     # A fleet's machine ids come in a POST body.
     "api:machines": route(POST_ONLY),
+    # Operations: health for load balancers, the same for everyone (here 503: no crash
+    # source has synced in this seed), metrics for the scraper's token and staff.
+    "healthz": route(expect("503 503 503 503 503")),
+    "metrics": route(expect("403 403 403 200 200")),
     # Accounts.
     "login": route(PUBLIC),
     "logout": route(POST_ONLY),

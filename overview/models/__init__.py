@@ -1,5 +1,6 @@
 """The evidence and the decisions: crash buckets and reports, their counters, problems,
-overrides, emails (evidence), and what the judges read and concluded (judging)."""
+overrides, emails (evidence), what the judges read and concluded (judging), and the
+last run of each periodic job (operations)."""
 
 from overview.models.evidence import (
     BucketVersionStat,
@@ -14,6 +15,7 @@ from overview.models.evidence import (
     ProblemQuerySet,
 )
 from overview.models.judging import Assessment, HourlyCrashCount, Verdict, VersionSighting
+from overview.models.operations import PeriodicRun
 
 __all__ = [
     "Assessment",
@@ -25,6 +27,7 @@ __all__ = [
     "Notification",
     "Override",
     "OverrideQuerySet",
+    "PeriodicRun",
     "Problem",
     "ProblemKind",
     "ProblemQuerySet",

@@ -153,7 +153,6 @@ def problems_record(
                 "last_seen_at",
                 "active",
             ),
-            batch_size=500,
         )
     active: dict[int, list[Problem]] = {pid: [] for pid in answers}
     for problem in (

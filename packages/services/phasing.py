@@ -287,7 +287,8 @@ def publications_apply(
     ]
     if events:
         publications_save([p for p, _ in changes], _SAVED_FIELDS)
-        PhasingEvent.objects.bulk_create(events, batch_size=500)
+        # One statement however many rows (PostgreSQL has no batch limit): a flat tick.
+        PhasingEvent.objects.bulk_create(events)
         queue_write_back(events)
     return events
 

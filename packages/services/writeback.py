@@ -12,6 +12,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from packages.log_context import log_context
 from packages.models import PhasingEvent, Publication, WriteBack
 from packages.services.source_status import source_write_denied, source_write_permission_record
 from packages.sources import publication_source
@@ -83,23 +84,24 @@ def percentages_write_back(
         "release", "source_package"
     )
     for publication in publications:
-        status, detail, written = _write(source, publication)
-        counts[WriteBack(status)] += 1
-        written_at = now or timezone.now()
-        with transaction.atomic():
-            PhasingEvent.objects.filter(
-                publication_id=publication.pk, pk__in=event_ids, write_back=WriteBack.PENDING
-            ).update(write_back=status, write_back_detail=detail[:500])
-            if status == WriteBack.APPLIED:
-                # The next sync reads it back (packages.services.sync_refresh.watch_of).
-                Publication.objects.filter(pk=publication.pk).update(
-                    source_percentage=written, written_percentage=written, written_at=written_at
+        with log_context(publication=publication, source=source.name):
+            status, detail, written = _write(source, publication)
+            counts[WriteBack(status)] += 1
+            written_at = now or timezone.now()
+            with transaction.atomic():
+                PhasingEvent.objects.filter(
+                    publication_id=publication.pk, pk__in=event_ids, write_back=WriteBack.PENDING
+                ).update(write_back=status, write_back_detail=detail[:500])
+                if status == WriteBack.APPLIED:
+                    # The next sync reads it back (packages.services.sync_refresh.watch_of).
+                    Publication.objects.filter(pk=publication.pk).update(
+                        source_percentage=written, written_percentage=written, written_at=written_at
+                    )
+                source_write_permission_record(
+                    source.name, status=status, detail=detail, now=written_at
                 )
-            source_write_permission_record(
-                source.name, status=status, detail=detail, now=written_at
-            )
-        if status in (WriteBack.FAILED, WriteBack.DENIED):
-            log.warning("write-back of %s %s: %s", publication, status, detail)
+            if status in (WriteBack.FAILED, WriteBack.DENIED):
+                log.warning("write-back of %s %s: %s", publication, status, detail)
     return {str(k): v for k, v in counts.items()}
 
 

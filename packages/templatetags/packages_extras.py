@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from collections.abc import Iterable
+from datetime import UTC, datetime
 
 from django import template
+from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
 from packages import charts
+from packages.models import PhasingEvent, WriteBack
 from packages.selectors import ChartSeries, chart_end, chart_points
 
 register = template.Library()
@@ -41,3 +44,52 @@ def history_chart(series: ChartSeries, now: datetime) -> SafeString:
 def percentage_bar(percentage: int) -> SafeString:
     # charts.percentage_bar writes only a clamped integer into its markup.
     return mark_safe(charts.percentage_bar(percentage))
+
+
+def _utc(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _write_back_cell(event: PhasingEvent) -> SafeString:
+    title = format_html(' title="{}"', event.write_back_detail) if event.write_back_detail else ""
+    if not event.write_back:
+        words: SafeString | str = "—"
+    elif event.write_back in (WriteBack.DRY_RUN, WriteBack.FAILED, WriteBack.DENIED):
+        words = format_html(
+            "{}<br><small>{}</small>", event.get_write_back_display(), event.write_back_detail
+        )
+    else:
+        words = event.get_write_back_display()
+    return format_html(
+        '<td class="write-back write-back-{}"{}>{}</td>',
+        event.write_back or "none",
+        title,
+        words,
+    )
+
+
+@register.simple_tag
+def event_rows(events: Iterable[PhasingEvent]) -> SafeString:
+    """The rows of the events table, each built once in Python: a page of 50 events with
+    nine cells each cost more in template lookups than all its queries."""
+    return format_html_join(
+        "\n",
+        '<tr id="event-{}" class="event-{}"><td>{}</td><td>{}</td><td class="version">{}</td>'
+        "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>{}</tr>",
+        (
+            (
+                event.pk,
+                event.kind,
+                _utc(event.created_at),
+                event.publication.release.codename,
+                event.publication.version,
+                event.get_kind_display(),
+                event.percentage_change,
+                event.state_change,
+                event.actor_name,
+                event.reason or "—",
+                _write_back_cell(event),
+            )
+            for event in events
+        ),
+    )

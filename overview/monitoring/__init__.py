@@ -1,0 +1,1 @@
+"""Operations: /healthz for load balancers and /metrics for Prometheus."""
