@@ -12,10 +12,11 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
 
 from django.conf import settings
+from django.db.models import Sum
 
 from overview import exposure, sequential
 from overview.models import CrashCounter, HourlyCrashCount, VersionSighting
@@ -25,6 +26,10 @@ from packages.models import PhasingEvent, Publication
 # The hours looked at: since publication, but no further back than this (a long-halted
 # update's verdict does not need its first month).
 WINDOW = timedelta(days=14)
+DAY = timedelta(days=1)
+# Reports an hour, on average, other packages of the release need before their hours say
+# how busy each hour is (at 200, one hour's count is within about 7 % of its mean).
+BUSY_HOURS_MIN_REPORTS = 200
 
 
 @dataclass(frozen=True)
@@ -70,6 +75,7 @@ def publications_judge(
     counts, reports = _hourly_counts(publications, since=first)
     seen = _sightings(publications, since=first)
     baselines = _baselines(publications)
+    activity = _activity(publications, since=first - DAY)
 
     hours_of = {p.pk: int((last_hour - starts[p.pk]) / timedelta(hours=1)) + 1 for p in publications}
     percentages = {
@@ -81,7 +87,9 @@ def publications_judge(
         for p in publications
     }
     deficits = {
-        p.pk: _deficit(p, reports, baselines, start=starts[p.pk], hours=hours_of[p.pk] - 1)
+        p.pk: _deficit(
+            p, reports, baselines, activity, start=starts[p.pk], hours=hours_of[p.pk] - 1
+        )
         for p in publications
     }
     default = exposure.prior(settings.PHASING_UPTAKE_HOURS)
@@ -96,7 +104,7 @@ def publications_judge(
     judgements = {}
     for p in publications:
         uptake = _biased(exposure.fit(own_sightings[p.pk], beliefs[p.release_id], deficits[p.pk]))
-        judgements[p.pk] = _judge(
+        judgement = _judge(
             p,
             test,
             uptake,
@@ -105,7 +113,94 @@ def publications_judge(
             start=starts[p.pk],
             now=now,
         )
+        anchor = _anchor(p, deficits[p.pk], counts, reports, start=starts[p.pk])
+        if anchor is not None and judgement.comparable:
+            judgement = _anchored(
+                judgement,
+                test,
+                anchor,
+                own_sightings[p.pk],
+                _biased(beliefs[p.release_id]),
+                counts,
+                publication=p,
+                start=starts[p.pk],
+            )
+        judgements[p.pk] = judgement
     return judgements
+
+
+def _anchor(
+    publication: Publication,
+    deficit: exposure.Deficit | None,
+    counts: Counts,
+    reports: Counts,
+    *,
+    start: datetime,
+) -> sequential.Anchor | None:
+    """The previous version's history as the anchored test's yardstick, in crash events
+    (the history counts reports: scaled by the events a report makes since publication)."""
+    if deficit is None or not deficit.hours:
+        return None
+    key = (publication.release_id, publication.source_package_id, publication.previous_version)
+    moments = [start + timedelta(hours=h) for h in range(len(deficit.hours))]
+    events = sum(counts.get(key, {}).get(m, 0) for m in moments)
+    stored = sum(reports.get(key, {}).get(m, 0) for m in moments)
+    per_report = events / stored if stored else 1.0
+    return sequential.Anchor(
+        expected=[per_report * e for e in deficit.expected],
+        spread=deficit.spread,
+        level_error=deficit.level_error,
+    )
+
+
+def _anchored(
+    judgement: Judgement,
+    test: sequential.SequentialTest,
+    anchor: sequential.Anchor,
+    sightings: exposure.Sightings,
+    belief: exposure.Uptake,
+    counts: Counts,
+    *,
+    publication: Publication,
+    start: datetime,
+) -> Judgement:
+    """The judgement with the anchored test deciding whether the rate rose: it needs no
+    share taken at the fast end, so it is the one that halts where a history exists."""
+    key = (publication.release_id, publication.source_package_id)
+    moments = [start + timedelta(hours=h) for h in range(len(anchor.expected))]
+    new_counts = counts.get((*key, publication.version), {})
+    old_counts = counts.get((*key, publication.previous_version), {})
+    found = sequential.anchored(
+        test,
+        new=[new_counts.get(m, 0) for m in moments],
+        old=[old_counts.get(m, 0) for m in moments],
+        shares=exposure.shares_by_uptake(sightings.percentages[: len(moments)]),
+        log_belief=exposure.log_belief(belief),
+        side=exposure.sightings_log_likelihood(sightings),
+        anchor=anchor,
+    )
+    assessment = judgement.assessment
+    if found.evidence >= 1 / test.alpha:
+        assessment = replace(
+            assessment,
+            verdict=sequential.Verdict.REGRESSED,
+            ratio=found.ratio,
+            lower=found.lower,
+            evidence=found.evidence,
+            needed=0,
+        )
+    else:
+        verdict = assessment.verdict
+        if verdict == sequential.Verdict.REGRESSED:
+            verdict = sequential.Verdict.INSUFFICIENT
+        assessment = replace(
+            assessment,
+            verdict=verdict,
+            ratio=found.ratio if found.ratio is not None else assessment.ratio,
+            lower=min(assessment.lower, 1.0),
+            evidence=found.evidence,
+        )
+    return replace(judgement, assessment=assessment)
 
 
 def _biased(uptake: exposure.Uptake) -> exposure.Uptake:
@@ -115,7 +210,11 @@ def _biased(uptake: exposure.Uptake) -> exposure.Uptake:
     if factor == 1:
         return uptake
     return exposure.Uptake(
-        uptake.hours * factor, uptake.fast * factor, uptake.slow * factor, uptake.sightings
+        uptake.hours * factor,
+        uptake.fast * factor,
+        uptake.slow * factor,
+        uptake.sightings,
+        uptake.deficit_hours,
     )
 
 
@@ -239,21 +338,73 @@ def _deficit(
     publication: Publication,
     reports: Counts,
     baselines: dict[int, list[int]],
+    activity: dict[int, dict[datetime, int]],
     *,
     start: datetime,
     hours: int,
 ) -> exposure.Deficit | None:
-    """The previous version's reports in each whole day since the hours began (`hours`
-    complete hours), against its history: None without one."""
+    """The previous version's reports in each complete hour since publication (`hours` of
+    them), against its history, with how busy each hour was: None without a history."""
     history = baselines.get(publication.pk, [])
     if not publication.previous_version or start != hour_of(publication.date_published):
         return None
-    old = reports.get((publication.release_id, publication.source_package_id, publication.previous_version), {})
-    days = [
-        sum(old.get(start + timedelta(hours=24 * d + h), 0) for h in range(24))
-        for d in range(hours // 24)
+    key = (publication.release_id, publication.source_package_id)
+    old = reports.get((*key, publication.previous_version), {})
+    moments = [start + timedelta(hours=h) for h in range(hours)]
+    return exposure.Deficit.from_history(
+        history,
+        [old.get(moment, 0) for moment in moments],
+        _busy_hours(publication, reports, activity.get(publication.release_id, {}), moments),
+    )
+
+
+def _activity(publications: Sequence[Publication], *, since: datetime) -> dict[int, dict[datetime, int]]:
+    """Reports of every package, by release and hour: one query."""
+    rows = (
+        HourlyCrashCount.objects.filter(
+            release_id__in={p.release_id for p in publications}, hour__gte=since
+        )
+        .values("release_id", "hour")
+        .annotate(total=Sum("reports"))
+        .values_list("release_id", "hour", "total")
+    )
+    activity: dict[int, dict[datetime, int]] = defaultdict(dict)
+    for release_id, hour, total in rows:
+        activity[release_id][hour] = total
+    return activity
+
+
+def _busy_hours(
+    publication: Publication,
+    reports: Counts,
+    activity: dict[datetime, int],
+    moments: list[datetime],
+) -> list[float] | None:
+    """How busy each hour was against the day around it, from the other packages' reports
+    of the release (each hour over the mean of the 24 up to it, so that a slow rise over
+    days, other updates' regressions say, is not read as the time of day): None, even
+    hours, when they are too few to say."""
+    if not moments:
+        return None
+    own = [
+        counts
+        for (release_id, package_id, _version), counts in reports.items()
+        if (release_id, package_id) == (publication.release_id, publication.source_package_id)
     ]
-    return exposure.Deficit.from_history(history, days)
+
+    def others(moment: datetime) -> float:
+        return activity.get(moment, 0) - sum(c.get(moment, 0) for c in own)
+
+    first = moments[0] - timedelta(hours=23)
+    series = [others(first + timedelta(hours=h)) for h in range(len(moments) + 23)]
+    if sum(series) / len(series) < BUSY_HOURS_MIN_REPORTS:
+        return None
+    profile = []
+    for h in range(len(moments)):
+        day = series[h : h + 24]
+        mean = sum(day) / 24
+        profile.append(series[h + 23] / mean if mean > 0 else 1.0)
+    return profile
 
 
 def _sightings(
@@ -306,9 +457,11 @@ def share_words(judgement: Judgement) -> str:
     signals = []
     if uptake.sightings:
         signals.append(f"{uptake.sightings} machines seen in other packages' reports")
-    if uptake.days:
-        plural = "s" if uptake.days != 1 else ""
-        signals.append(f"{uptake.days} day{plural} of the previous version's crashes")
+    if uptake.deficit_hours:
+        plural = "s" if uptake.deficit_hours != 1 else ""
+        signals.append(
+            f"{uptake.deficit_hours} hour{plural} of the previous version's crashes falling away"
+        )
     return f"about {share}% (measured: {', '.join(signals)})"
 
 

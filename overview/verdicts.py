@@ -83,6 +83,11 @@ def verdict_of(
             f"crash rate {ratio_words(found)} the previous version's over {events}: the "
             "sequential test sees a rise, but Ubuntu's rules judge this update"
         )
+    if not found.needed:  # what the share alone suggests, the history does not bear out
+        return Verdict.INSUFFICIENT, (
+            f"insufficient evidence: {events}, crash rate {ratio_words(found)}; a rise not "
+            "yet beyond doubt"
+        )
     return Verdict.INSUFFICIENT, (
         f"insufficient evidence: {events}, crash rate {ratio_words(found)}; about "
         f"{found.needed} more needed to tell a doubling"
@@ -118,7 +123,7 @@ def assessment_row(
         share_high=judgement.share_high if judgement else 0.0,
         uptake_hours=judgement.uptake.hours if judgement else 0.0,
         sightings=judgement.uptake.sightings if judgement else 0,
-        measured_days=judgement.uptake.days if judgement else 0,
+        measured_hours=judgement.uptake.deficit_hours if judgement else 0,
         exposure_hours=judgement.exposure_hours if judgement else 0.0,
         averted=judgement.averted(averted_days) if judgement and halted else None,
         assessed_at=now,

@@ -30,7 +30,7 @@ class Migration(migrations.Migration):
                 ('share_high', models.FloatField(default=0.0)),
                 ('uptake_hours', models.FloatField(default=0.0)),
                 ('sightings', models.PositiveIntegerField(default=0)),
-                ('measured_days', models.PositiveSmallIntegerField(default=0)),
+                ('measured_hours', models.PositiveIntegerField(default=0)),
                 ('exposure_hours', models.FloatField(default=0.0)),
                 ('averted', models.FloatField(blank=True, null=True)),
                 ('assessed_at', models.DateTimeField()),
@@ -91,6 +91,10 @@ class Migration(migrations.Migration):
             model_name='versionsighting',
             name='release',
             field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='packages.release'),
+        ),
+        migrations.AddIndex(
+            model_name='hourlycrashcount',
+            index=models.Index(fields=['release', 'hour'], name='hourlycount_release_hour_idx'),
         ),
         migrations.AddConstraint(
             model_name='hourlycrashcount',

@@ -36,6 +36,10 @@ class HourlyCrashCount(models.Model):
                 name="one_hourly_count", fields=("source_package", "release", "version", "hour")
             )
         ]
+        indexes = [
+            # The judge's read of how busy each hour of a release was.
+            models.Index(name="hourlycount_release_hour_idx", fields=("release", "hour")),
+        ]
 
     def __str__(self) -> str:
         return f"{self.source_package_id} {self.version} {self.hour:%Y-%m-%d %H}h: {self.events}"
@@ -91,10 +95,10 @@ class Assessment(models.Model):
     share_low = models.FloatField(default=0.0)
     share_high = models.FloatField(default=0.0)
     uptake_hours = models.FloatField(default=0.0)
-    # Machines seen in other packages' reports, and whole days of the previous version's
+    # Machines seen in other packages' reports, and hours of the previous version's
     # crashes falling away, the uptake rests on (both 0: modelled only).
     sightings = models.PositiveIntegerField(default=0)
-    measured_days = models.PositiveSmallIntegerField(default=0)
+    measured_hours = models.PositiveIntegerField(default=0)
     # Σ share × hours since publication: machine-hours on the new version per machine.
     exposure_hours = models.FloatField(default=0.0)
     # Crashes a halt spared the machines that never took the update, over
@@ -115,4 +119,4 @@ class Assessment(models.Model):
     def share_measured(self) -> bool:
         """Whether the share rests on data (other packages' reports, the previous version's
         crashes falling away), not only on the model's belief."""
-        return self.sightings > 0 or self.measured_days > 0
+        return self.sightings > 0 or self.measured_hours > 0

@@ -91,7 +91,7 @@ def test_a_publication_carries_its_verdict_the_evidence_and_the_share_running_it
         share_low=0.15,
         share_high=0.26,
         sightings=0,
-        measured_days=0,
+        measured_hours=0,
     )
     PublicationFactory(source_package=SourcePackageFactory(name="zsh"))
 

@@ -99,13 +99,53 @@ def test_the_previous_versions_crashes_falling_away_measure_the_uptake():
     shares = exposure.installed_shares(hours, truth)
     per_day = 1500
     history = rng.poisson(per_day, size=15).tolist()
-    staying = (1 - shares).reshape(3, 24).mean(axis=1)
-    days = rng.poisson(per_day * staying).tolist()
-    deficit = exposure.Deficit.from_history(history, days)
+    old = rng.poisson(per_day / 24 * (1 - shares)).tolist()
+    deficit = exposure.Deficit.from_history(history, old)
     nothing_seen = exposure.Sightings(hours, [0] * 72, [0] * 72)
     found = exposure.fit(nothing_seen, exposure.prior(4.0), deficit)
     assert found.fast <= truth <= found.slow
-    assert found.measured and found.days == 3 and not found.sightings
+    assert found.measured and found.deficit_hours == 72 and not found.sightings
+
+
+def test_how_the_crashes_fall_within_a_day_tells_a_fast_uptake_from_a_slow_one():
+    """The day's total alone cannot tell one hour from eight; the hours after each step can."""
+    rng = np.random.default_rng(8)
+    hours = [min(100, 10 + 10 * (h // 6)) for h in range(24)]
+    per_day = 3000
+    history = rng.poisson(per_day, size=15).tolist()
+    found = {}
+    for truth in (1.0, 8.0):
+        old = rng.poisson(per_day / 24 * (1 - exposure.installed_shares(hours, truth))).tolist()
+        deficit = exposure.Deficit.from_history(history, old)
+        found[truth] = exposure.fit(
+            exposure.Sightings(hours, [0] * 24, [0] * 24), exposure.prior(4.0), deficit
+        )
+    assert found[1.0].slow < 8.0 < found[8.0].slow
+    assert found[8.0].fast > 1.0
+
+
+def test_a_busy_hour_is_not_read_as_machines_coming_back():
+    """Other packages' crashes say how busy each hour is; without them, a busy afternoon
+    on the previous version would look like machines that never left."""
+    rng = np.random.default_rng(0)
+    hours = [min(100, 10 + 10 * (h // 6)) for h in range(48)]
+    busy = [2.0 if 12 <= h % 24 < 18 else 2 / 3 for h in range(48)]
+    per_day = 3000
+    history = rng.poisson(per_day, size=15).tolist()
+    truth = 4.0
+    staying = 1 - exposure.installed_shares(hours, truth)
+    old = rng.poisson(per_day / 24 * staying * np.array(busy)).tolist()
+    nothing_seen = exposure.Sightings(hours, [0] * 48, [0] * 48)
+
+    told = exposure.fit(
+        nothing_seen, exposure.prior(4.0), exposure.Deficit.from_history(history, old, busy)
+    )
+    untold = exposure.fit(
+        nothing_seen, exposure.prior(4.0), exposure.Deficit.from_history(history, old)
+    )
+
+    assert told.fast <= truth <= told.slow
+    assert not untold.fast <= truth <= untold.slow
 
 
 def test_a_noisy_history_makes_the_fall_count_for_less():
@@ -113,5 +153,8 @@ def test_a_noisy_history_makes_the_fall_count_for_less():
     noisy = exposure.Deficit.from_history([600, 1400, 900, 1300, 700, 1100, 800, 1200], [700])
     assert steady is not None and noisy is not None
     assert noisy.spread > 5 * steady.spread
+    # A quiet package's days cannot show how much they differ: held to a quarter.
+    quiet = exposure.Deficit.from_history([3, 5, 2, 4, 3, 6, 4, 3, 2, 5, 4, 3, 4, 2, 3], [1])
+    assert quiet is not None and quiet.spread == exposure.MAX_DAY_TO_DAY
     # Less than a week of history says too little about how much days differ.
     assert exposure.Deficit.from_history([1000] * 5, [700]) is None

@@ -13,7 +13,8 @@ import math
 import numpy as np
 import pytest
 
-from overview.sequential import Hour, SequentialTest, Verdict
+from overview import exposure
+from overview.sequential import Anchor, Hour, SequentialTest, Verdict, anchored
 
 RAMP_HOURS = 54
 
@@ -119,3 +120,87 @@ def test_an_unsure_share_makes_a_regression_harder_to_call_not_easier():
 def test_impossible_settings_are_refused(kwargs):
     with pytest.raises(ValueError):
         SequentialTest(**kwargs)
+
+
+# The anchored test: the previous version's history as the yardstick. Ramps here follow
+# the controller's percentages; machines install after an exponential lag the test never
+# sees (from one to 48 hours, drawn per ramp), while it believes in 8 hours.
+RAMP = [min(100, 10 + 10 * (h // 6)) for h in range(RAMP_HOURS)]
+
+
+def anchored_ramp(rng, *, ratio: float, per_day: float, days_differ: float = 0.0, every: int = 3):
+    """The first hour the anchored test halts one simulated ramp (None: never)."""
+    uptake = float(np.exp(rng.uniform(0, math.log(48))))
+    share = exposure.installed_shares(RAMP, uptake)
+
+    def day_factors(n: int) -> np.ndarray:
+        if not days_differ:
+            return np.ones(n)
+        return rng.gamma(1 / days_differ**2, days_differ**2, n)
+
+    history = rng.poisson(per_day * day_factors(15))
+    day = np.repeat(day_factors(3), 24)[:RAMP_HOURS]
+    old = rng.poisson(per_day / 24 * (1 - share) * day)
+    new = rng.poisson(per_day / 24 * share * ratio * day)
+    deficit = exposure.Deficit.from_history(history.tolist(), old.tolist())
+    shares = exposure.shares_by_uptake(RAMP)
+    belief = exposure.log_belief(exposure.prior(8.0))
+    test = SequentialTest()
+    for h in range(every, RAMP_HOURS + 1, every):
+        found = anchored(
+            test,
+            new=new[:h].tolist(),
+            old=old[:h].tolist(),
+            shares=shares[:, :h],
+            log_belief=belief,
+            side=np.zeros(len(belief)),
+            anchor=Anchor(deficit.expected[:h], deficit.spread, deficit.level_error),
+        )
+        if found.evidence >= 1 / test.alpha:
+            return h, found
+    return None, found
+
+
+@pytest.mark.parametrize(
+    ("per_day", "days_differ"),
+    [(30, 0.0), (300, 0.0), (1000, 0.3)],
+    ids=["quiet", "busy", "noisy-days"],
+)
+def test_the_anchored_test_halts_an_equal_rate_in_at_most_alpha_of_ramps_whatever_the_uptake(
+    per_day, days_differ
+):
+    rng = np.random.default_rng(21)
+    runs = 200
+    halted = sum(
+        anchored_ramp(rng, ratio=1.0, per_day=per_day, days_differ=days_differ)[0] is not None
+        for _ in range(runs)
+    )
+    assert halted / runs <= bound(0.01, runs)
+
+
+def test_the_anchored_test_catches_a_doubling_at_a_thousand_crashes_a_day_early():
+    rng = np.random.default_rng(22)
+    hours = [anchored_ramp(rng, ratio=2.0, per_day=1000)[0] for _ in range(40)]
+    assert sum(h is not None for h in hours) >= 38
+    assert np.median([h for h in hours if h is not None]) <= 18  # by the 30 % step
+
+
+def test_the_anchored_test_says_how_large_the_rise_is():
+    rng = np.random.default_rng(23)
+    # Read once at the end of the ramp: the bounds of all it saw.
+    hour, found = anchored_ramp(rng, ratio=3.0, per_day=2000, every=RAMP_HOURS)
+    assert hour == RAMP_HOURS
+    assert 1.5 < found.lower <= 3.0 and 2.0 < found.ratio < 4.5
+
+
+def test_without_a_crash_the_anchored_test_has_no_evidence():
+    found = anchored(
+        SequentialTest(),
+        new=[0] * 6,
+        old=[0] * 6,
+        shares=exposure.shares_by_uptake([10] * 6),
+        log_belief=exposure.log_belief(exposure.prior(8.0)),
+        side=np.zeros(len(exposure.UPTAKE_GRID)),
+        anchor=Anchor([1.0] * 6, 0.1, 0.05),
+    )
+    assert (found.evidence, found.ratio) == (1.0, None)

@@ -162,7 +162,7 @@ def test_each_update_shows_its_verdict_with_the_figures_and_the_share_running_it
         evidence="insufficient evidence: about 140 more crash events to tell a doubling",
         share=0.21,
         sightings=0,
-        measured_days=2,
+        measured_hours=30,
     )
     PublicationFactory(source_package=SourcePackageFactory(name="zsh"))
 
@@ -176,7 +176,7 @@ def test_each_update_shows_its_verdict_with_the_figures_and_the_share_running_it
 
 
 def test_the_share_running_an_update_says_when_it_is_only_modelled(anonymous):
-    AssessmentFactory(share=0.08, sightings=0, measured_days=0)
+    AssessmentFactory(share=0.08, sightings=0, measured_hours=0)
 
     assert "about 8% running it (modelled)" in anonymous.get("/").content.decode()
 
