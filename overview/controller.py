@@ -37,12 +37,13 @@ from django.db import transaction
 from django.utils import timezone
 
 from overview import judging, verdicts
+from overview.halting import halting_problems
 from overview.models import Problem, ProblemKind, Verdict
 from overview.services.assessments import assessments_record
 from overview.services.notifications import halt_notifications_create
-from overview.services.problems import problems_record
+from overview.services.problems import problems_record_each
 from overview.sources import crash_source as configured_crash_source
-from overview.sources.base import CrashAnswer, CrashQuery, CrashSource
+from overview.sources.base import CrashAnswer, CrashQuery, CrashSource, checked, unavailable
 from packages import policy as policy_rules
 from packages.holds import HoldReason, hold_words
 from packages.models import (
@@ -115,10 +116,8 @@ def _fetch_answers(
     except Exception as exc:  # one broken source must not stop the tick: every update holds
         name = getattr(source, "name", source)
         log.exception("crash source %s failed", name, extra={"source": name})
-        return {q: CrashAnswer(error=f"crash data unavailable: {exc}") for q in queries}
-    return {
-        q: answers.get(q) or CrashAnswer(error="crash data unavailable: no answer") for q in queries
-    }
+        return {q: unavailable(exc) for q in queries}
+    return {q: checked(answers.get(q) or unavailable("no answer")) for q in queries}
 
 
 def tick(
@@ -196,14 +195,13 @@ def _decide_all(
         for p in publications
         if p.pk in queries
     }
-    problems = problems_record(
+    problems, unrecorded = problems_record_each(
         {pk: answer.problems for pk, answer in judged.items() if not answer.error}, now=now
     )
 
-    decisions: list[Decision] = []
+    decisions: dict[int, Decision] = {}
     changes: list[tuple[Publication, Change]] = []
     holds: list[Publication] = []
-    halted: list[tuple[Publication, list[Problem]]] = []
     assessed = []
     for publication in publications:
         loaded = _hold_fields(publication)
@@ -213,7 +211,9 @@ def _decide_all(
         found = problems.get(publication.pk, [])
         verdict, evidence = verdicts.verdict_of(rules=rules, judgement=judgement, problems=found)
         try:
-            decision, change, blocking = _decide(
+            if publication.pk in unrecorded:
+                raise unrecorded[publication.pk]
+            decision, change, _ = _decide(
                 publication, rules, answer, found, (verdict, evidence), now
             )
         except Exception as exc:  # one broken publication never stops the tick for the others
@@ -222,11 +222,10 @@ def _decide_all(
                 _label(publication),
                 extra={"publication": _label(publication)},
             )
-            decision, _, _ = _hold(publication, HoldReason.CONTROLLER_ERROR, f"{type(exc).__name__}: {exc}")
-            decisions.append(decision)
+            decisions[publication.pk] = _failed(publication, exc)
             holds.append(publication)
             continue
-        decisions.append(decision)
+        decisions[publication.pk] = decision
         if not answer.error:
             assessed.append(
                 verdicts.assessment_row(
@@ -243,19 +242,24 @@ def _decide_all(
             )
         if change is not None:
             changes.append((publication, change))
-            if decision.action == Action.HALT:
-                halted.append((publication, blocking))
         elif _hold_fields(publication) != loaded:
             holds.append(publication)
-    events = publications_apply(changes, now=now)
+
+    def refused(publication: Publication, exc: Exception) -> None:
+        log.warning("controller could not change %s: %s", _label(publication), exc)
+        decisions[publication.pk] = _failed(publication, exc)
+        holds.append(publication)
+
+    events = publications_apply(changes, now=now, on_error=refused)
     publications_hold(holds)
     assessments_record(assessed)
-    halt_events = {e.publication_id: e for e in events if e.kind == EventKind.HALTED}
-    halt_notifications_create(
-        [(publication, halt_events[publication.pk], blocking) for publication, blocking in halted],
-        now=now,
-    )
-    return decisions
+    halted = [(e.publication, e) for e in events if e.kind == EventKind.HALTED]
+    halt_notifications_create(halted, now=now)
+    return list(decisions.values())
+
+
+def _failed(publication: Publication, exc: Exception) -> Decision:
+    return _hold(publication, HoldReason.CONTROLLER_ERROR, f"{type(exc).__name__}: {exc}")[0]
 
 
 def _hold_fields(publication: Publication) -> tuple[object, ...]:
@@ -309,8 +313,8 @@ def _decide(
         )
     publication.crash_data_unavailable_since = None
 
-    blocking = [p for p in problems if not p.is_overridden]
-    if blocking and publication.state in (PhasingState.PHASING, PhasingState.PAUSED):
+    blocking = halting_problems(publication.state, problems)
+    if blocking:
         reason = "; ".join(verdicts.describe_problem(p) for p in blocking)
         decision = Decision(
             publication.pk,
@@ -390,7 +394,7 @@ def _decide(
     if rules.quiet_weekend and target >= policy_rules.FULL and policy_rules.in_quiet_weekend(now):
         return _hold(publication, HoldReason.QUIET_WEEKEND, "100% waits until Monday 12:00 UTC")
 
-    overridden = [p for p in problems if p not in blocking]
+    overridden = [p for p in problems if p.is_overridden]
     detail = "no problems" if not overridden else f"{len(overridden)} overridden problem(s)"
     change = Change.advanced(old=percentage, new=target, why=detail)
     action = Action.COMPLETE if change.kind == EventKind.COMPLETED else Action.ADVANCE

@@ -30,6 +30,7 @@ from django.http import HttpRequest, HttpResponse
 from django.urls import Resolver404, resolve
 from django.utils import timezone
 
+from overview.errors import DATABASE_DOWN
 from packages.data_version import data_version
 
 log = logging.getLogger(__name__)
@@ -142,7 +143,12 @@ class AnonymousPageCacheMiddleware:
             and _opted_in(request)
         ):
             return self.get_response(request)
-        stamp, key = current_stamp(), _key(request)
+        try:
+            stamp = current_stamp()
+        except DATABASE_DOWN:
+            # The view answers a database that is down (a 503), not this middleware.
+            return self.get_response(request)
+        key = _key(request)
         entry = _cache_get(key, stamp)
         if isinstance(entry, tuple) and len(entry) == 3 and entry[0] == stamp:
             # The headers the middleware after this one set (X-Frame-Options...) come too.

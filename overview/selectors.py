@@ -21,7 +21,9 @@ if TYPE_CHECKING:
     from django_stubs_ext import WithAnnotations
 
 from overview import apt_phasing
+from overview.halting import halting_problems
 from overview.models import Assessment, CrashReport, ErrorBucket, Override, Problem
+from packages import inputs
 from packages import policy as policy_rules
 from packages.holds import HoldReason
 from packages.models import (
@@ -31,7 +33,6 @@ from packages.models import (
     PhasingState,
     Publication,
     Release,
-    SourceSync,
 )
 from packages.selectors import PolicyMap
 
@@ -100,9 +101,10 @@ class ProblemView:
 
     @property
     def url(self) -> str:
+        """Our bucket page, else the source's link when it is http(s), else none."""
         if self.problem.bucket is not None:
             return self.problem.bucket.get_absolute_url()
-        return self.problem.web_link
+        return self.problem.web_link if inputs.is_safe_link(self.problem.web_link) else ""
 
 
 def problem_views(publication: PublicationInPhasing) -> list[ProblemView]:
@@ -113,6 +115,7 @@ def problem_views(publication: PublicationInPhasing) -> list[ProblemView]:
 class Next(StrEnum):
     ADVANCE = "advance"
     COMPLETE = "complete"
+    HALT = "halt"
     HOLD = "hold"
 
 
@@ -133,7 +136,7 @@ class Outlook:
 
     @property
     def kind(self) -> str:
-        """'advance', 'complete', or the hold reason (the API's next_step.kind)."""
+        """'advance', 'complete', 'halt', or the hold reason (the API's next_step.kind)."""
         return self.hold.value if self.next == Next.HOLD else self.next.value
 
 
@@ -168,6 +171,14 @@ def publication_outlook(
         if reason not in (HoldReason.PROBLEMS, HoldReason.PULLED):
             reason = HoldReason.PROBLEMS  # an outage since the halt keeps the halt's reason
         return hold(reason, _halt_detail(publication))
+    # The controller's own rule: problems no override covers halt a phasing or paused
+    # update at the next tick (unless crash data is missing then, and it holds instead).
+    blocking = halting_problems(
+        publication.state, [view.problem for view in problem_views(publication)]
+    )
+    if blocking and publication.crash_data_unavailable_since is None:
+        titles = ", ".join(dict.fromkeys(str(problem) for problem in blocking))
+        return Outlook(Next.HALT, now, percentage, hold=HoldReason.PROBLEMS, detail=titles)
     if publication.state == PhasingState.PAUSED:
         return hold(HoldReason.PAUSED, _pause_actor(publication))
     if publication.state != PhasingState.PHASING:
@@ -269,11 +280,6 @@ def recently_completed(*, now: datetime, days: int = RECENTLY_COMPLETED_DAYS, li
         .select_related("release", "source_package")
         .order_by("-completed_at", "-id")[:limit]
     )
-
-
-def source_sync_rows() -> list[SourceSync]:
-    # The demo seeder keeps its progress here too; it is not a source of data.
-    return list(SourceSync.objects.exclude(kind="demo").order_by("kind", "name"))
 
 
 # --- Problem (bucket) pages ---------------------------------------------------------------

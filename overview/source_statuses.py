@@ -61,5 +61,8 @@ def source_status(sync: SourceSync, *, now: datetime, max_age: timedelta) -> Sou
 
 def source_statuses(*, now: datetime, max_age: timedelta) -> list[SourceStatus]:
     """Every source that has been asked for data (one query); the demo seeder is not one."""
-    syncs = SourceSync.objects.exclude(kind="demo").order_by("kind", "name")
+    # Services (email, write-back, the sync's lock) and beats are not sources of data.
+    syncs = SourceSync.objects.exclude(kind__in=("demo", "service", "beat")).order_by(
+        "kind", "name"
+    )
     return [source_status(sync, now=now, max_age=max_age) for sync in syncs]

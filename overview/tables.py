@@ -10,6 +10,8 @@ from django.core.paginator import Paginator
 from django.utils import timezone
 from django.utils.html import conditional_escape, format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
+from django_tables2.export import TableExport
+from tablib import Dataset
 
 from overview import selectors
 from overview.models import Assessment
@@ -35,6 +37,28 @@ class CappedPaginator(Paginator):
 
 
 PAGINATE = {"per_page": PER_PAGE, "paginator_class": CappedPaginator}
+
+# What a spreadsheet reads as the start of a formula (OWASP, "CSV injection").
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_safe(value: object) -> object:
+    """A text cell that a spreadsheet would run is written as text (a leading quote)."""
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return f"'{value}"
+    return value
+
+
+class SafeTableExport(TableExport):
+    """django-tables2's export, with no cell a spreadsheet would run as a formula: names,
+    functions and reasons come from sources and people."""
+
+    def table_to_dataset(self, table, exclude_columns, dataset_kwargs=None):
+        dataset = super().table_to_dataset(table, exclude_columns, dataset_kwargs)
+        if self.format in (self.CSV, self.TSV):
+            rows = [tuple(spreadsheet_safe(cell) for cell in row) for row in dataset]
+            dataset = Dataset(*rows, headers=dataset.headers, title=dataset.title)
+        return dataset
 
 
 def _short_time(moment: datetime) -> str:

@@ -1,57 +1,30 @@
 """Celery tasks of the controller side: thin, idempotent wrappers around services.
 
-Task names are kept as they were first published, so messages already queued still run.
+Task names are kept as they were first published, so messages already queued still run;
+tasks added later name themselves explicitly too.
 """
 
 from __future__ import annotations
 
-import logging
-
-from celery import shared_task
-from django.core.cache import cache
+from celery import Task, shared_task
+from django.utils import timezone
 
 from overview import controller
-from overview.services.crash_sync import crashes_sync
-from overview.services.notifications import notifications_send_pending
+from overview.services.notifications import notification_send, notifications_send_pending
 from overview.services.runs import periodic_run_recorded
-from overview.sources import crash_source
+from overview.services.sources_sync import sources_sync
 from packages.log_context import log_context
-from packages.services.sync import publications_sync_since_last
+from packages.services.faults import beat_seen
 from packages.services.writeback import percentages_reconcile
-from packages.sources import publication_source
+from phasing_site.celery import BEAT_HEADER
 
-log = logging.getLogger(__name__)
-
-# One sync at a time is enough; a second would only fetch the same data again.
-_SYNC_LOCK = "phasing:sync-lock"
+# Beyond this many retries of one email, the reconcile takes over at its own backoff.
+EMAIL_TASK_RETRIES = 8
 
 
 @shared_task(name="overview.tasks.sync_sources", time_limit=1800, soft_time_limit=1700)
 def sync_sources() -> dict:
-    if not cache.add(_SYNC_LOCK, "1", timeout=1800):
-        log.info("a sync is already running; skipped")
-        return {"skipped": True}
-    result: dict = {}
-    try:
-        # Each source on its own: crash data keeps coming when the archive does not answer.
-        publications, crashes = publication_source(), crash_source()
-        for name, source, sync in (
-            (
-                "publications",
-                publications.name,
-                lambda: publications_sync_since_last(publications).as_dict(),
-            ),
-            ("crashes", crashes.name, lambda: crashes_sync(crashes)),
-        ):
-            try:
-                with log_context(source=source), periodic_run_recorded(f"sync:{name}"):
-                    result[name] = sync()
-            except Exception:
-                log.exception("%s sync failed", name)
-                result[name] = "failed"
-        return result
-    finally:
-        cache.delete(_SYNC_LOCK)
+    return sources_sync()
 
 
 @shared_task(
@@ -62,15 +35,37 @@ def sync_sources() -> dict:
     acks_late=True,
     reject_on_worker_lost=True,
 )
-def tick(self) -> int:
+def tick(self: Task) -> int:
     """A rerun is harmless: a tick at the same moment changes nothing twice, and a tick
     whose worker died was rolled back whole; so the message is acknowledged only after
     the tick, and given back to the queue when its worker is lost."""
+    beat = getattr(self.request, BEAT_HEADER, None) or (self.request.headers or {}).get(
+        BEAT_HEADER
+    )
+    if beat:
+        beat_seen(str(beat), now=timezone.now())
     with log_context(tick=self.request.id or "eager"), periodic_run_recorded("tick"):
         return len(controller.tick())
 
 
+@shared_task(
+    name="overview.tasks.send_notification",
+    bind=True,
+    time_limit=120,
+    soft_time_limit=100,
+    acks_late=True,
+    max_retries=EMAIL_TASK_RETRIES,
+)
+def send_notification(self: Task, notification_id: int) -> str:
+    """A rerun is harmless: a sent email is never claimed again, and a copy sent after a
+    crash carries the same Message-ID."""
+    outcome = notification_send(notification_id=notification_id)
+    if outcome.retry_in is not None and self.request.retries < EMAIL_TASK_RETRIES:
+        raise self.retry(countdown=outcome.retry_in.total_seconds())
+    return outcome.status
+
+
 @shared_task(name="overview.tasks.reconcile", time_limit=600, soft_time_limit=540)
 def reconcile() -> dict:
-    """Finish what a commit left behind: write-backs and emails that did not go out."""
+    """Finish what a commit left behind: write-backs and emails that no task took."""
     return {"write_back": percentages_reconcile(), "emails": notifications_send_pending()}

@@ -12,7 +12,6 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.utils import timezone
 from django_tables2 import RequestConfig
-from django_tables2.export import TableExport
 
 from overview import selectors
 from overview.filters import PublicationFilter
@@ -20,7 +19,8 @@ from overview.forms import MachineForm
 from overview.models import CrashReport
 from overview.page_cache import anonymous_page_cache, mark_cacheable
 from overview.source_statuses import source_statuses
-from overview.tables import PAGINATE, BucketCountsTable, OverviewTable
+from overview.status import service_status
+from overview.tables import PAGINATE, BucketCountsTable, OverviewTable, SafeTableExport
 from packages.models import ACTIVE_STATES, Publication
 from packages.selectors import policies_by_scope
 
@@ -32,7 +32,7 @@ AFFECTED_PAGE_SIZE = 25
 # Parameters of the overview whose values are validated, so a URL made only of these is
 # one of a bounded set and may be kept by the page cache. The name search `q` is free text.
 _CACHEABLE_PARAMETERS = frozenset(
-    {"release", "state", "percentage_min", "percentage_max", "sort", "page", "per_page"}
+    {"release", "state", "verdict", "percentage_min", "percentage_max", "sort", "page", "per_page"}
 )
 
 
@@ -57,7 +57,7 @@ def index(request: HttpRequest) -> HttpResponse:
     if export_format in EXPORT_FORMATS:
         # The whole filtered table, sorted as shown, not one page of it.
         RequestConfig(request, paginate=False).configure(table)
-        return TableExport(export_format, table).response(f"phasing-updates.{export_format}")
+        return SafeTableExport(export_format, table).response(f"phasing-updates.{export_format}")
     summaries = selectors.release_summaries(
         filterset.apply_to(Publication.objects.filter(state__in=ACTIVE_STATES))
     )
@@ -75,6 +75,8 @@ def index(request: HttpRequest) -> HttpResponse:
         "averted": selectors.averted(now=now),
         "completed_days": selectors.RECENTLY_COMPLETED_DAYS,
         "now": now,
+        # Shown on top when something fails, and in the footer (which reads it from here).
+        "service_status": service_status(now=now),
     }
     status = 400 if filterset.is_bound and filterset.errors else 200
     response = render(request, "overview/index.html", context, status=status)

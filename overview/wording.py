@@ -80,6 +80,8 @@ def outlook_lines(outlook: Outlook) -> list[str]:
         return lines
     if outlook.next == Next.COMPLETE:
         return ["complete"]
+    if outlook.next == Next.HALT:
+        return [f"→ 0% at the next run: halts on {outlook.detail}"]
     return [_hold_line(outlook)]
 
 

@@ -14,6 +14,18 @@ from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
 FULL = 100
+# Bounds of every setting: a policy outside them is refused where it is made (the model,
+# the forms, the service), so arithmetic on dates never overflows on a page.
+MIN_INTERVAL = timedelta(minutes=1)
+MAX_INTERVAL = timedelta(days=30)
+MAX_MIN_TIME_AT_PERCENTAGE = timedelta(days=30)
+MAX_PREVIOUS_REPORTS = 1_000_000
+MAX_SCHEDULE_STEPS = FULL + 1
+
+
+def _duration_words(delta: timedelta) -> str:
+    return f"{delta.days} days" if delta >= timedelta(days=1) else f"{delta.seconds // 60} minute"
+
 
 # Who decides that an update regressed: errors.ubuntu.com's rules, or the sequential test
 # of overview.sequential (both halt on a crash bucket new in the version).
@@ -45,16 +57,36 @@ class Rules:
     def __post_init__(self) -> None:
         if self.schedule and sorted(self.schedule) != list(self.schedule):
             raise ValueError("a schedule must rise")
+        if len(self.schedule) > MAX_SCHEDULE_STEPS:
+            raise ValueError(f"a schedule has at most {MAX_SCHEDULE_STEPS} steps")
         if any(not 0 <= p <= FULL for p in (self.start, self.ceiling, *self.schedule)):
             raise ValueError("percentages are 0..100")
-        if self.step < 1 or self.interval <= timedelta(0):
-            raise ValueError("step and interval must be positive")
+        if self.ceiling < 1:
+            raise ValueError("the ceiling is 1..100")
+        if not 1 <= self.step <= FULL:
+            raise ValueError("the step is 1..100 points")
+        if not MIN_INTERVAL <= self.interval <= MAX_INTERVAL:
+            raise ValueError(
+                f"the interval is between {_duration_words(MIN_INTERVAL)} and "
+                f"{_duration_words(MAX_INTERVAL)}"
+            )
+        if self.min_time_at_percentage is not None and not (
+            timedelta(0) <= self.min_time_at_percentage <= MAX_MIN_TIME_AT_PERCENTAGE
+        ):
+            raise ValueError(
+                f"the minimum time at a percentage is at most "
+                f"{_duration_words(MAX_MIN_TIME_AT_PERCENTAGE)}"
+            )
+        if not 0 <= self.min_previous_reports <= MAX_PREVIOUS_REPORTS:
+            raise ValueError(f"the previous reports wanted are 0..{MAX_PREVIOUS_REPORTS:,}")
         if self.judge not in JUDGES:
             raise ValueError(f"the judge is one of {', '.join(JUDGES)}")
         if self.insufficient_gate is not None and not 0 <= self.insufficient_gate <= FULL:
             raise ValueError("percentages are 0..100")
-        if self.insufficient_max_hold < timedelta(0):
-            raise ValueError("the longest hold cannot be negative")
+        if not timedelta(0) <= self.insufficient_max_hold <= MAX_MIN_TIME_AT_PERCENTAGE:
+            raise ValueError(
+                f"the longest hold is at most {_duration_words(MAX_MIN_TIME_AT_PERCENTAGE)}"
+            )
 
     @property
     def first_percentage(self) -> int:

@@ -5,19 +5,30 @@ Task names are kept as they were first published, so messages already queued sti
 
 from __future__ import annotations
 
-from celery import shared_task
+from celery import Task, shared_task
 
+from packages.models import WriteBack
+from packages.services.faults import retry_delay
 from packages.services.writeback import percentages_write_back
+
+# Beyond this many retries, the periodic reconcile goes on trying.
+WRITE_BACK_RETRIES = 8
 
 
 @shared_task(
     name="overview.tasks.write_back_percentages",
+    bind=True,
     time_limit=600,
     soft_time_limit=540,
     acks_late=True,
-    max_retries=5,
-    default_retry_delay=60,
+    max_retries=WRITE_BACK_RETRIES,
 )
-def write_back_percentages(event_ids: list[int]) -> dict:
-    """A rerun is harmless: the source is given each publication's current percentage."""
-    return percentages_write_back(event_ids=event_ids)
+def write_back_percentages(self: Task, event_ids: list[int]) -> dict:
+    """A rerun is harmless: the source is given each publication's current percentage.
+
+    A failure (the archive down) is retried with a backoff that starts from it.
+    """
+    counts = percentages_write_back(event_ids=event_ids, retry_failed=self.request.retries > 0)
+    if counts.get(WriteBack.FAILED) and self.request.retries < WRITE_BACK_RETRIES:
+        raise self.retry(countdown=retry_delay(self.request.retries + 1).total_seconds())
+    return counts

@@ -5,5 +5,6 @@ from packages import views
 app_name = "packages"
 
 urlpatterns = [
-    path("source/<str:name>/", views.history, name="history"),
+    # path: a name from before names were checked may hold a "/"; it still has a page.
+    path("source/<path:name>/", views.history, name="history"),
 ]

@@ -40,7 +40,7 @@ ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost"] if DEBUG el
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "packages.adminsite.PhasingAdminConfig",
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -52,17 +52,21 @@ INSTALLED_APPS = [
     "django_filters",
     "ninja",
     "axes",
+    "csp",
     "packages",
     "overview",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # A Content-Security-Policy on every answer: no script but the site's own files.
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     # Before sessions and authentication: a cached anonymous page costs two lookups.
     "overview.page_cache.AnonymousPageCacheMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "overview.middleware.RejectNulBytesMiddleware",
+    "overview.middleware.DatabaseUnavailableMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -71,6 +75,21 @@ MIDDLEWARE = [
     # Last, so a locked-out login is answered before the view runs.
     "axes.middleware.AxesMiddleware",
 ]
+
+# The pages carry no script of their own; the admin and the API docs load theirs from
+# /static/. Styles may be inline (the percentage bars are a width).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'", "'unsafe-inline'"],
+        "img-src": ["'self'", "data:"],
+        "object-src": ["'none'"],
+        "base-uri": ["'none'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    }
+}
 
 ROOT_URLCONF = "phasing_site.urls"
 
@@ -105,6 +124,18 @@ DATABASES = {
         disable_server_side_cursors=True,
     )
 }
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # The embedded default has a web server, a worker and beat writing at once: readers
+    # never wait for a writer (WAL), a writer waits its turn instead of failing at once
+    # (busy timeout), and a transaction that will write takes the write lock when it
+    # begins, so two never deadlock half-way ("database is locked").
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {
+            "timeout": env_int("SQLITE_BUSY_TIMEOUT", 30, minimum=1),
+            "transaction_mode": "IMMEDIATE",
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        }
+    )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTHENTICATION_BACKENDS = [
@@ -192,6 +223,9 @@ CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 
 PHASING_TICK_INTERVAL = env_seconds("PHASING_TICK_INTERVAL", timedelta(minutes=5))
 PHASING_SYNC_INTERVAL = env_seconds("PHASING_SYNC_INTERVAL", timedelta(minutes=5))
+# The sync's lock is held this long past its last sign of work: a worker killed mid-sync
+# delays the next sync by at most this much.
+PHASING_SYNC_LEASE = env_seconds("PHASING_SYNC_LEASE", timedelta(minutes=5))
 CELERY_BEAT_SCHEDULE = {
     # Pull new publications, supersessions and crash data from the configured sources.
     "sync-sources": {
@@ -301,7 +335,10 @@ if LOG_FORMAT not in ("json", "plain"):
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"context": {"()": "packages.log_context.LogContextFilter"}},
+    "filters": {
+        "context": {"()": "packages.log_context.LogContextFilter"},
+        "forbidden_in_one_line": {"()": "packages.logs.ForbiddenInOneLine"},
+    },
     "formatters": {
         "plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"},
         "json": {
@@ -314,7 +351,11 @@ LOGGING = {
         "console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT, "filters": ["context"]}
     },
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "WARNING"}, "axes": {"level": "WARNING"}},
+    "loggers": {
+        "django.db.backends": {"level": "WARNING"},
+        "axes": {"level": "WARNING"},
+        "django.request": {"filters": ["forbidden_in_one_line"]},
+    },
 }
 # Workers log through the LOGGING above (JSON in production), not Celery's own format.
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False

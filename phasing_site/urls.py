@@ -4,10 +4,15 @@ from django.urls import include, path
 
 from overview.api import api
 from overview.monitoring import views as monitoring
+from packages.admin.forms import LoginForm
 
 urlpatterns = [
     path("admin/", admin.site.urls),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path(
+        "accounts/login/",
+        auth_views.LoginView.as_view(authentication_form=LoginForm),
+        name="login",
+    ),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/v1/", api.urls),
     path("healthz", monitoring.healthz, name="healthz"),
@@ -16,3 +21,8 @@ urlpatterns = [
     path("", include("overview.triage.urls")),
     path("", include("overview.urls")),
 ]
+
+# JSON under /api/v1/, pages elsewhere; a database that does not answer is a 503.
+handler400 = "overview.errors.bad_request"
+handler404 = "overview.errors.not_found"
+handler500 = "overview.errors.server_error"

@@ -112,3 +112,12 @@ def frozen_now():
 def crashes() -> ScriptedCrashes:
     """A crash source whose answers the test sets per package, for the controller's tick."""
     return ScriptedCrashes()
+
+
+@pytest.fixture
+def emails_sent_at_commit(monkeypatch):
+    """Each email's task runs in the test's process when it is queued (after commit), as a
+    worker would run it, instead of waiting on a broker no worker reads in the test run."""
+    from overview.tasks import send_notification
+
+    monkeypatch.setattr(send_notification, "delay", lambda pk: send_notification.apply(args=[pk]))

@@ -6,14 +6,17 @@ the middle of a tick leaves nothing half done.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import signal
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections import Counter
+from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 
@@ -26,6 +29,7 @@ from overview.models import Notification, PeriodicRun
 from overview.services.ingest import crash_reports_ingest
 from overview.sources.base import CrashReportRecord
 from packages.models import EventKind, PhasingEvent, PhasingState, Publication
+from packages.policy import MIN_INTERVAL
 from tests.factories import PersonFactory, PolicyFactory, PublicationFactory, ReleaseFactory
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -117,8 +121,9 @@ class Deployment:
 
 
 def _archive() -> list[Publication]:
-    """Updates due a step at every tick (a 3-second policy), a few of them regressed."""
-    PolicyFactory(step=5, interval=timedelta(seconds=3))
+    """Updates in phasing, a few of them regressed, on the shortest interval a policy may
+    have (a minute; `_always_due` makes them due at every tick)."""
+    PolicyFactory(step=2, interval=MIN_INTERVAL)
     release = ReleaseFactory(codename="testing", version="99.04")
     long_ago = timezone.now() - timedelta(days=1)
     publications = [
@@ -153,6 +158,30 @@ def _archive() -> list[Publication]:
     return publications
 
 
+@contextlib.contextmanager
+def _always_due() -> Iterator[None]:
+    """Time runs fast for the controller: every update in phasing is made due a step again
+    and again, from a connection of its own, as if each tick came an interval later."""
+    stop = threading.Event()
+
+    def rewind() -> None:
+        try:
+            while not stop.wait(0.2):
+                Publication.objects.filter(state=PhasingState.PHASING).update(
+                    last_increase_at=timezone.now() - timedelta(days=1)
+                )
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=rewind, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(timeout=30)
+
+
 def _a_write_in_flight(worker: str) -> bool:
     with connection.cursor() as cursor:
         # A transaction that took a transaction id has locked or written rows.
@@ -177,43 +206,50 @@ def test_two_workers_and_one_beat_step_halt_and_email_once_even_when_a_worker_di
     publications = _archive()
     deployment = Deployment(tmp_path)
     worker, beat = procfile_command("worker"), procfile_command("beat")
-    deployment.start("worker-1", worker, CELERY_WORKER_NAME="worker-1")
-    deployment.start("worker-2", worker, CELERY_WORKER_NAME="worker-2")
-    deployment.start("beat", beat)
-    try:
-        # Let both workers take tasks, then kill one in the middle of a task's transaction.
-        assert _wait_for(
-            lambda: PhasingEvent.objects.filter(kind=EventKind.ADVANCED).count() >= 2 * PHASING,
-            60,
-        ), deployment.log("worker-1")[-2000:] + deployment.log("beat")[-2000:]
-        # A second beat, started by mistake on another machine, does not start.
-        second = subprocess.run(
-            shlex.split(beat.replace('"${LOG_LEVEL:-INFO}"', "INFO")) + ["--no-wait"],
-            cwd=ROOT,
-            env=_deployment_env(tmp_path, "beat-2"),
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        assert second.returncode != 0 and "another beat holds the lock" in second.stderr
-        victim = next(
-            (w for w in ("worker-1", "worker-2") if _wait_for(lambda w=w: _a_write_in_flight(w), 10)),
-            None,
-        )
-        assert victim is not None, "no task was seen in the middle of its transaction"
-        deployment.kill(victim)
-        killed_at = timezone.now()
-        # The other worker goes on: two more steps for everyone after the kill.
-        assert _wait_for(
-            lambda: PhasingEvent.objects.filter(created_at__gt=killed_at, kind=EventKind.ADVANCED)
-            .values("publication")
-            .distinct()
-            .count()
-            >= PHASING - REGRESSED,
-            60,
-        )
-    finally:
-        deployment.stop()
+    with _always_due():
+        deployment.start("worker-1", worker, CELERY_WORKER_NAME="worker-1")
+        deployment.start("worker-2", worker, CELERY_WORKER_NAME="worker-2")
+        deployment.start("beat", beat)
+        try:
+            # Let both workers take tasks, then kill one in the middle of a task's transaction.
+            assert _wait_for(
+                lambda: PhasingEvent.objects.filter(kind=EventKind.ADVANCED).count() >= 2 * PHASING,
+                60,
+            ), deployment.log("worker-1")[-2000:] + deployment.log("beat")[-2000:]
+            # A second beat, started by mistake on another machine, does not start.
+            second = subprocess.run(
+                shlex.split(beat.replace('"${LOG_LEVEL:-INFO}"', "INFO")) + ["--no-wait"],
+                cwd=ROOT,
+                env=_deployment_env(tmp_path, "beat-2"),
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+            assert second.returncode != 0 and "another beat holds the lock" in second.stderr
+            victim = next(
+                (
+                    w
+                    for w in ("worker-1", "worker-2")
+                    if _wait_for(lambda w=w: _a_write_in_flight(w), 10)
+                ),
+                None,
+            )
+            assert victim is not None, "no task was seen in the middle of its transaction"
+            deployment.kill(victim)
+            killed_at = timezone.now()
+            # The other worker goes on: two more steps for everyone after the kill.
+            assert _wait_for(
+                lambda: (
+                    PhasingEvent.objects.filter(created_at__gt=killed_at, kind=EventKind.ADVANCED)
+                    .values("publication")
+                    .distinct()
+                    .count()
+                    >= PHASING - REGRESSED
+                ),
+                60,
+            )
+        finally:
+            deployment.stop()
 
     # Both workers took tasks; beat ran once, as a single scheduler; the sync ran too.
     for name in ("worker-1", "worker-2"):

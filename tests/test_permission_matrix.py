@@ -15,13 +15,13 @@ from datetime import timedelta
 
 import pytest
 from axes.models import AccessAttempt, AccessFailureLog, AccessLog
-from django.contrib.auth.models import Group
 from django.contrib.contenttypes.models import ContentType
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from overview.models import Notification
 from packages.models import EventKind, PhasingEvent, PhasingState, SourceSync
 from packages.roles import TRIAGERS
+from tests.conftest import group_named
 from tests.factories import (
     NOW,
     CrashReportFactory,
@@ -241,7 +241,7 @@ def seed(superuser):
         "overview_override": override,
         "overview_notification": notification,
         "packages_sourcesync": sync,
-        "auth_group": Group.objects.get(name=TRIAGERS),
+        "auth_group": group_named(TRIAGERS),
         "auth_user": superuser,
         "axes_accessattempt": AccessAttempt.objects.create(
             **access, get_data="", post_data="", failures_since_start=1

@@ -7,13 +7,19 @@ number of queries whatever their length. Bad query parameters answer 400 with a 
 
 from __future__ import annotations
 
+import json
+
+from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI
 from ninja.errors import ValidationError
 from ninja.openapi.docs import Swagger
 
+from overview import apt_phasing
+from overview.api.fleet import MAX_FLEET
 from overview.api.fleet import router as fleet_router
 from overview.api.routes import router
+from overview.errors import database_unavailable
 
 api = NinjaAPI(
     title="Phasing API",
@@ -30,15 +36,61 @@ api = NinjaAPI(
 )
 
 
+# What a parameter that does not match its declared pattern should have been.
+_PATTERN_WORDS = {
+    "release": "a release codename: lower case letters, digits and -",
+    "q": "part of a package name: letters, digits, +, - and .",
+}
+
+
+def _refused_value(request: HttpRequest, loc: tuple) -> object:
+    """What the request sent at `loc` (django-ninja's errors leave the value out)."""
+    try:
+        if loc[0] == "query":
+            return request.GET.get(str(loc[1]))
+        value: object = json.loads(request.body)
+        for part in loc[2:]:
+            value = value[part]  # type: ignore[index]
+        return value
+    except (LookupError, TypeError, ValueError):
+        return None
+
+
+def _words(request: HttpRequest, item: dict, name: str) -> str:
+    """The message of one refused parameter, as the endpoint itself would word it."""
+    kind, value = item.get("type"), _refused_value(request, tuple(item.get("loc", ())))
+    if kind == "string_pattern_mismatch" and name.startswith("machine_id"):
+        try:  # the schema's pattern is apt's rule: let the rule say what is wrong
+            apt_phasing.machine_id_for_apt(str(value))
+        except ValueError as refused:
+            return str(refused)
+    if kind == "string_pattern_mismatch" and name in _PATTERN_WORDS:
+        return _PATTERN_WORDS[name]
+    if kind in ("too_short", "too_long") and name == "machine_ids":
+        return f"1 to {MAX_FLEET} machine ids"
+    return str(item.get("msg", "invalid"))
+
+
 @api.exception_handler(ValidationError)
 def _bad_parameters(request: HttpRequest, error: ValidationError) -> HttpResponse:
     messages = []
     for item in error.errors:
-        where = ".".join(str(part) for part in item.get("loc", ()) if part != "query")
-        messages.append(f"{where}: {item.get('msg', 'invalid')}")
+        parts = [str(part) for part in item.get("loc", ())]
+        # Where: the parameter's own name (a body's fields after the body's name).
+        parts = parts[2:] if parts[:1] == ["body"] else parts[1:]
+        named = [part for part in parts if not part.isdigit()]
+        words = _words(request, item, named[-1] if named else "")
+        messages.append(f"{'.'.join(parts)}: {words}")
     return api.create_response(
         request, {"detail": "; ".join(messages) or "invalid parameters"}, status=400
     )
+
+
+@api.exception_handler(OperationalError)
+@api.exception_handler(InterfaceError)
+def _database_unavailable(request: HttpRequest, error: Exception) -> HttpResponse:
+    return database_unavailable(request, error)
+
 
 api.add_router("", router)
 api.add_router("", fleet_router)

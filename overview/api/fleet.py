@@ -8,13 +8,24 @@ machines in one bucket sets one ``APT::Machine-ID`` on all of them.
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from django.http import HttpRequest
 from django.utils import timezone
-from ninja import Router, Schema
+from ninja import Field, Router, Schema
 from ninja.errors import HttpError
 
 from overview import apt_phasing, selectors
-from overview.api.routes import MAX_PER_PAGE, _page, _page_links, decision_out, update_out
+from overview.api.routes import (
+    CODENAME,
+    MACHINE_ID,
+    MAX_PER_PAGE,
+    PageNumber,
+    _page,
+    _page_links,
+    decision_out,
+    update_out,
+)
 from overview.api.schemas import DecisionOut, ErrorOut, UpdateOut
 from packages.models import Release
 from packages.selectors import policies_by_scope
@@ -26,8 +37,11 @@ router = Router()
 
 
 class FleetIn(Schema):
-    machine_ids: list[str]
-    release: str | None = None
+    machine_ids: Annotated[
+        list[Annotated[str, Field(pattern=MACHINE_ID)]],
+        Field(min_length=1, max_length=MAX_FLEET),
+    ]
+    release: Annotated[str | None, Field(pattern=CODENAME)] = None
 
 
 class FleetMachineOut(Schema):
@@ -47,11 +61,11 @@ class FleetPage(Schema):
 
 @router.post(
     "/machines/",
-    response={200: FleetPage, 400: ErrorOut},
+    response={200: FleetPage, 400: ErrorOut, 404: ErrorOut},
     url_name="machines",
     summary=f"What apt decides for up to {MAX_FLEET} machines on each update in phasing",
 )
-def machines(request: HttpRequest, fleet: FleetIn, page: int = 1):
+def machines(request: HttpRequest, fleet: FleetIn, page: PageNumber = 1):
     """For each machine id (used exactly as apt uses it: ``APT::Machine-ID`` verbatim,
     else the first line of /etc/machine-id) and each update in phasing: its draw, whether
     apt installs it now, the percentage from which it does, and when that is expected
@@ -60,8 +74,6 @@ def machines(request: HttpRequest, fleet: FleetIn, page: int = 1):
     as one machine, give all its machines one ``APT::Machine-ID`` (apt_preferences(5)
     suggests a UUID): ``APT::Machine-ID "c0ffee00-1234-4abc-9def-0123456789ab";`` in a
     file under ``/etc/apt/apt.conf.d/``."""
-    if not 1 <= len(fleet.machine_ids) <= MAX_FLEET:
-        raise HttpError(400, f"machine_ids: 1 to {MAX_FLEET} machine ids")
     ids = []
     for index, text in enumerate(fleet.machine_ids):
         try:
@@ -72,7 +84,7 @@ def machines(request: HttpRequest, fleet: FleetIn, page: int = 1):
     if fleet.release:
         chosen = Release.objects.filter(codename=fleet.release).first()
         if chosen is None:
-            raise HttpError(400, f"unknown release {fleet.release!r}")
+            raise HttpError(404, f"no release called {fleet.release!r}")
     chunk = _page(
         request,
         selectors.machine_publications(release=chosen),

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Annotated, Literal
 
 from django.core.paginator import EmptyPage, Page, Paginator
 from django.db.models import QuerySet
@@ -11,7 +12,7 @@ from django.http import HttpRequest, QueryDict
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django.utils import timezone
-from ninja import Query, Router, Schema
+from ninja import Field, Path, Query, Router, Schema
 from ninja.errors import HttpError
 
 from overview import apt_phasing, selectors
@@ -44,7 +45,7 @@ def _page(request: HttpRequest, items: QuerySet, *, page: int, per_page: int) ->
     try:
         return Paginator(items, per_page).page(page)
     except EmptyPage as error:
-        raise HttpError(400, f"page {page} does not exist") from error
+        raise HttpError(404, f"page {page} does not exist") from error
 
 
 def _page_links(request: HttpRequest, page: Page) -> dict[str, int | str | None]:
@@ -154,7 +155,7 @@ def _bucket_out(request: HttpRequest, bucket) -> dict:
         "source_package": bucket.source_package.name if bucket.source_package else None,
         "first_seen": bucket.first_seen,
         "last_seen": bucket.last_seen,
-        "error_tracker_url": bucket.web_link,
+        "error_tracker_url": bucket.tracker_link,
         "url": request.build_absolute_uri(bucket.get_absolute_url()),
     }
 
@@ -184,29 +185,43 @@ def decision_out(row: selectors.MachineRow) -> dict:
 # --- Endpoints ----------------------------------------------------------------------------
 
 
+# What the schema declares is what the endpoints check: a request the schema allows is
+# answered, one it does not is a 400 (django-ninja validates the declarations).
+CODENAME = r"^[a-z0-9][a-z0-9-]{0,39}$"
+NAME_PART = r"^[A-Za-z0-9+.-]{0,200}$"
+# As apt takes it (overview.apt_phasing.machine_id_for_apt): one line of at most 200
+# characters without control characters, its line end allowed.
+MACHINE_ID = r"^[^\x00-\x1f\x7f]{1,200}\r?\n?$"
+PageNumber = Annotated[int, Query(ge=1, le=1_000_000)]
+Id = Annotated[int, Path(ge=1, le=2**63 - 1)]
+Percentage = Annotated[int | None, Field(ge=0, le=100)]
+
+
 class PublicationFilters(Schema):
-    release: str | None = None
-    state: str | None = None
-    percentage_min: int | None = None
-    percentage_max: int | None = None
-    verdict: str | None = None
-    q: str | None = None
-    page: int = 1
-    per_page: int = DEFAULT_PER_PAGE
+    release: Annotated[str | None, Field(pattern=CODENAME)] = None
+    state: Literal["phasing", "paused", "halted"] | None = None
+    percentage_min: Percentage = None
+    percentage_max: Percentage = None
+    verdict: Literal["regressed", "healthy", "insufficient"] | None = None
+    q: Annotated[str | None, Field(pattern=NAME_PART)] = None
+    page: Annotated[int, Field(ge=1, le=1_000_000)] = 1
+    per_page: Annotated[int, Field(ge=1, le=MAX_PER_PAGE)] = DEFAULT_PER_PAGE
 
 
 @router.get(
     "/publications/",
-    response={200: PublicationPage, 400: ErrorOut},
+    response={200: PublicationPage, 400: ErrorOut, 404: ErrorOut},
     url_name="publications",
     summary="Publications in phasing, paused or halted",
 )
 def publications(request: HttpRequest, filters: Query[PublicationFilters]):
     """Filters as on the overview page: release (codename), state (phasing, paused,
     halted), verdict (regressed, healthy, insufficient), percentage_min and percentage_max
-    (0..100), q (part of the package name)."""
-    if filters.page < 1 or not 1 <= filters.per_page <= MAX_PER_PAGE:
-        raise HttpError(400, f"page is 1 or more and per_page 1..{MAX_PER_PAGE}")
+    (0..100), q (part of the package name). An unknown release, or a page past the last,
+    is a 404; a range whose lowest percentage is above its highest matches nothing."""
+    low, high = filters.percentage_min, filters.percentage_max
+    if low is not None and high is not None and low > high:
+        return {"count": 0, "next": None, "previous": None, "results": []}
     data = QueryDict(mutable=True)
     for name in ("release", "state", "verdict", "percentage_min", "percentage_max", "q"):
         value = getattr(filters, name)
@@ -219,6 +234,8 @@ def publications(request: HttpRequest, filters: Query[PublicationFilters]):
         ),
     )
     if not filterset.is_valid():
+        if "release" in filterset.errors:  # the pattern fits, but no such release
+            raise HttpError(404, f"no release called {filters.release!r}")
         problems = [
             f"{field}: {' '.join(messages)}" if field != "__all__" else " ".join(messages)
             for field, messages in filterset.errors.items()
@@ -236,7 +253,7 @@ def publications(request: HttpRequest, filters: Query[PublicationFilters]):
     url_name="publication_events",
     summary="Phasing events of one publication, newest first",
 )
-def publication_events(request: HttpRequest, publication_id: int, page: int = 1):
+def publication_events(request: HttpRequest, publication_id: Id, page: PageNumber = 1):
     publication = get_object_or_404(Publication, pk=publication_id)
     events = PhasingEvent.objects.filter(publication=publication).order_by("-created_at", "-id")
     chunk = _page(request, events, page=page, per_page=MAX_PER_PAGE)
@@ -259,22 +276,22 @@ def publication_events(request: HttpRequest, publication_id: int, page: int = 1)
 
 @router.get(
     "/problems/",
-    response={200: BucketPage, 400: ErrorOut},
+    response={200: BucketPage, 400: ErrorOut, 404: ErrorOut},
     url_name="problems",
     summary="Problem buckets: public fields only",
 )
-def problems(request: HttpRequest, page: int = 1):
+def problems(request: HttpRequest, page: PageNumber = 1):
     chunk = _page(request, selectors.public_buckets(), page=page, per_page=DEFAULT_PER_PAGE)
     return {**_page_links(request, chunk), "results": [_bucket_out(request, b) for b in chunk]}
 
 
 @router.get(
     "/problems/{bucket_id}/",
-    response={200: BucketDetailOut, 404: ErrorOut},
+    response={200: BucketDetailOut, 400: ErrorOut, 404: ErrorOut},
     url_name="problem",
     summary="One problem bucket: report counts per version and the updates it affects",
 )
-def problem(request: HttpRequest, bucket_id: int):
+def problem(request: HttpRequest, bucket_id: Id):
     bucket = get_object_or_404(selectors.public_buckets(), pk=bucket_id)
     counts = selectors.bucket_report_counts(bucket)[:MAX_PER_PAGE]
     affected = selectors.bucket_problems(bucket)[:MAX_PER_PAGE]
@@ -311,11 +328,16 @@ def problem(request: HttpRequest, bucket_id: int):
 
 @router.get(
     "/machine/",
-    response={200: MachinePage, 400: ErrorOut},
+    response={200: MachinePage, 400: ErrorOut, 404: ErrorOut},
     url_name="machine",
     summary="What apt decides for one machine on each update in phasing",
 )
-def machine(request: HttpRequest, machine_id: str, release: str | None = None, page: int = 1):
+def machine(
+    request: HttpRequest,
+    machine_id: Annotated[str, Query(pattern=MACHINE_ID)],
+    release: Annotated[str | None, Query(pattern=CODENAME)] = None,
+    page: PageNumber = 1,
+):
     """The draw of this machine for each publication in phasing (apt 2.1.16 and later),
     whether apt installs it now, the percentage from which it does, and when that is
     expected under the current policy."""
@@ -327,7 +349,7 @@ def machine(request: HttpRequest, machine_id: str, release: str | None = None, p
     if release:
         chosen = Release.objects.filter(codename=release).first()
         if chosen is None:
-            raise HttpError(400, f"unknown release {release!r}")
+            raise HttpError(404, f"no release called {release!r}")
     chunk = _page(
         request, selectors.machine_publications(release=chosen), page=page, per_page=MAX_PER_PAGE
     )

@@ -3,16 +3,29 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Annotated
 
-from ninja import Schema
+from ninja import Field, Schema
+
+from packages import policy
+
+Percentage = Annotated[int, Field(ge=0, le=policy.FULL)]
 
 
 class PolicyOut(Schema):
-    start_percentage: int
-    step: int
-    interval_seconds: int
-    ceiling: int
-    schedule: list[int]
+    """A policy, within the bounds every policy keeps (packages.policy)."""
+
+    start_percentage: Percentage
+    step: Annotated[int, Field(ge=1, le=policy.FULL)]
+    interval_seconds: Annotated[
+        int,
+        Field(
+            ge=int(policy.MIN_INTERVAL.total_seconds()),
+            le=int(policy.MAX_INTERVAL.total_seconds()),
+        ),
+    ]
+    ceiling: Annotated[int, Field(ge=1, le=policy.FULL)]
+    schedule: Annotated[list[Percentage], Field(max_length=policy.MAX_SCHEDULE_STEPS)]
     quiet_weekend: bool
     judge: str
     insufficient_gate: int | None
@@ -44,7 +57,7 @@ class VerdictOut(Schema):
 class NextStepOut(Schema):
     kind: str
     text: str
-    percentage: int | None = None
+    percentage: Annotated[int | None, Field(ge=0, le=policy.FULL)] = None
     at: datetime | None = None
     full_at: datetime | None = None
 
@@ -54,7 +67,7 @@ class ProblemOut(Schema):
     title: str
     bucket_id: int | None = None
     url: str | None = None
-    report_count: int
+    report_count: Annotated[int, Field(ge=0)]
     overridden: bool
 
 
@@ -67,7 +80,7 @@ class PublicationOut(Schema):
     previous_version: str
     pocket: str
     date_published: datetime
-    phased_update_percentage: int
+    phased_update_percentage: Percentage
     state: str
     hold_reason: str
     last_change: datetime
@@ -80,7 +93,7 @@ class PublicationOut(Schema):
 
 
 class PublicationPage(Schema):
-    count: int
+    count: Annotated[int, Field(ge=0)]
     next: str | None
     previous: str | None
     results: list[PublicationOut]
@@ -99,7 +112,7 @@ class EventOut(Schema):
 
 
 class EventPage(Schema):
-    count: int
+    count: Annotated[int, Field(ge=0)]
     next: str | None
     previous: str | None
     results: list[EventOut]
@@ -117,7 +130,7 @@ class BucketOut(Schema):
 
 
 class BucketPage(Schema):
-    count: int
+    count: Annotated[int, Field(ge=0)]
     next: str | None
     previous: str | None
     results: list[BucketOut]
@@ -127,8 +140,8 @@ class ReportCountOut(Schema):
     release: str
     source_package: str
     version: str
-    reports: int
-    systems: int
+    reports: Annotated[int, Field(ge=0)]
+    systems: Annotated[int, Field(ge=0)]
     first_reported: datetime
     last_reported: datetime
 
@@ -141,7 +154,7 @@ class AffectedOut(Schema):
     kind: str
     active: bool
     state: str
-    phased_update_percentage: int
+    phased_update_percentage: Percentage
     overridden: bool
 
 
@@ -157,7 +170,7 @@ class UpdateOut(Schema):
     release: str
     source_package: str
     version: str
-    phased_update_percentage: int
+    phased_update_percentage: Percentage
     state: str
 
 
@@ -165,9 +178,9 @@ class DecisionOut(Schema):
     """What apt decides for one machine and one update."""
 
     publication_id: int
-    draw: int
+    draw: Percentage  # apt draws 0..100
     included: bool
-    included_from_percentage: int
+    included_from_percentage: Percentage
     included_at: datetime | None
     waiting_for: str
 
@@ -179,7 +192,7 @@ class MachineRowOut(UpdateOut, DecisionOut):
 class MachinePage(Schema):
     machine_id: str
     release: str | None
-    count: int
+    count: Annotated[int, Field(ge=0)]
     next: str | None
     previous: str | None
     results: list[MachineRowOut]

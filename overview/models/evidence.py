@@ -12,7 +12,9 @@ from django.db.models import Count, Exists, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
 from django.urls import reverse
 
+from packages import inputs
 from packages.models import Person, Publication, Release, SourcePackage
+from packages.validators import validate_version
 
 
 class ErrorBucket(models.Model):
@@ -36,6 +38,12 @@ class ErrorBucket(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("overview:problem", args=[self.pk])
+
+    @property
+    def tracker_link(self) -> str:
+        """The error tracker's page of the bucket, only when it is an http(s) URL: a link
+        from a source is never rendered as anything a browser would run."""
+        return self.web_link if inputs.is_safe_link(self.web_link) else ""
 
 
 class CrashReport(models.Model):
@@ -249,7 +257,7 @@ class Override(models.Model):
         SourcePackage, on_delete=models.CASCADE, related_name="overrides"
     )
     # Blank: every version of the package.
-    version = models.CharField(max_length=200, blank=True)
+    version = models.CharField(max_length=200, blank=True, validators=[validate_version])
     # Null with kind increased_rate: the rate problem; otherwise one bucket.
     bucket = models.ForeignKey(
         ErrorBucket, null=True, blank=True, on_delete=models.CASCADE, related_name="overrides"
@@ -322,12 +330,26 @@ class Notification(models.Model):
     body = models.TextField(blank=True)
     created_at = models.DateTimeField()
     sent_at = models.DateTimeField(null=True, blank=True)
+    # Set by the sender that is sending it now; a claim older than the lease is a sender
+    # that died, and another may take it over.
+    claimed_at = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    # After a failure: not before then (backoff from the failure).
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
     error = models.CharField(max_length=500, blank=True)
 
     class Meta:
         ordering = ("-created_at",)
         constraints = [
             models.UniqueConstraint(name="one_email_per_person_per_halt", fields=("event", "person"))
+        ]
+        indexes = [
+            # The reconcile: emails not sent yet, oldest first.
+            models.Index(
+                name="notification_unsent_idx",
+                fields=("created_at",),
+                condition=Q(sent_at__isnull=True),
+            )
         ]
 
     def __str__(self) -> str:

@@ -29,7 +29,9 @@ def crashes_sync(
     if since is None:
         since = now - timedelta(days=15)
     try:
-        summary = crash_reports_ingest(source.reports(since=since, now=now), progress=progress)
+        summary = crash_reports_ingest(
+            source.reports(since=since, now=now), progress=progress, now=now
+        )
     except Exception as exc:  # recorded, so pages and the controller know the data is stale
         source_sync_record(
             source.name, "crashes", now=now, error=f"{type(exc).__name__}: {exc}"
@@ -41,5 +43,5 @@ def crashes_sync(
         "duplicates": summary.duplicates,
         "skipped": summary.skipped,
     }
-    source_sync_record(source.name, "crashes", now=now, summary=result)
+    source_sync_record(source.name, "crashes", now=now, summary=result, warnings=summary.errors)
     return result

@@ -7,12 +7,13 @@ import json
 import logging
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from itertools import islice
 
-from django.db import connection, transaction
+from django.db import DatabaseError, connection, transaction
 from django.db.models.constants import OnConflict
+from django.utils import timezone
 
 from overview.models import (
     BucketVersionStat,
@@ -23,6 +24,7 @@ from overview.models import (
 from overview.services.ingest_copy import ingest_batch_copy
 from overview.services.judging_counts import hour_of, judging_counts_recount
 from overview.sources.base import CrashReportRecord
+from packages import inputs
 from packages.models import Release, SourcePackage
 from packages.services import bulk
 from packages.services.bulk import ids_for_names
@@ -40,41 +42,59 @@ class IngestSummary:
     skipped: int = 0
     errors: list[str] = field(default_factory=list)
 
+    def skip(self, name: str, why: str) -> None:
+        """Count and log a record left out, naming it; the first few are kept for the pages."""
+        self.skipped += 1
+        if len(self.errors) < 20:
+            self.errors.append(f"skipped crash report {name}: {why}")
+        log.warning("skipped crash report %s: %s", name, why)
 
-def _valid(record: CrashReportRecord, releases: dict[str, int]) -> str:
-    """Why a record cannot be kept, or '' when it can."""
+
+def _valid(record: CrashReportRecord, releases: dict[str, int], *, now: datetime) -> str:
+    """Why a record cannot be kept, or '' when it can: each field as its column stores it.
+
+    The function name and the system id are cut to their columns, as before (a longer
+    hash still names the same system); anything else that does not fit is refused.
+    """
     if not isinstance(record, CrashReportRecord):
         return "not a crash report record"
     if record.release not in releases:
-        return f"unknown release {record.release!r}"
-    for name in ("external_id", "signature", "source_package", "version", "system_id"):
-        value = getattr(record, name)
-        if not isinstance(value, str) or not value:
-            return f"missing {name}"
-    if not isinstance(record.reported_at, datetime) or record.reported_at.tzinfo is None:
-        return "reported_at is not an aware datetime"
-    for name in ("architecture", "stack_trace", "function", "web_link"):
-        if not isinstance(getattr(record, name), str):
-            return f"{name} is not text"
-    if len(record.signature) > 1000 or len(record.version) > 200 or len(record.external_id) > 100:
-        return "a field is longer than the archive allows"
-    for name in ("environment", "package_versions"):
-        value = getattr(record, name)
-        if not isinstance(value, dict):
-            return f"{name} is not a mapping"
-        try:
-            json.dumps(value)
-        except (TypeError, ValueError):
-            return f"{name} is not plain JSON"
-    if "\x00" in record.stack_trace or "\x00" in record.signature:
-        return "NUL byte in the report"
-    return ""
+        return f"unknown release {record.release!r:.60}"
+    return inputs.first_problem(
+        {
+            "external_id": inputs.text_problem(record.external_id, max_length=100, required=True),
+            "signature": inputs.text_problem(record.signature, max_length=1000, required=True),
+            "source_package": inputs.source_name_problem(record.source_package),
+            "version": inputs.version_problem(record.version),
+            "system_id": inputs.text_problem(record.system_id, required=True),
+            "architecture": inputs.text_problem(record.architecture, max_length=20),
+            "reported_at": inputs.moment_problem(record.reported_at, now=now),
+            "stack_trace": inputs.text_problem(record.stack_trace),
+            "function": inputs.text_problem(record.function),
+            "web_link": inputs.text_problem(record.web_link, max_length=1000),
+            "environment": inputs.json_problem(record.environment),
+            "package_versions": inputs.json_problem(record.package_versions),
+        }
+    )
+
+
+def _safe_link(record: CrashReportRecord) -> CrashReportRecord:
+    """A link that is not http(s) is dropped, not followed: the report itself is kept."""
+    if record.web_link and not inputs.is_safe_link(record.web_link):
+        log.warning(
+            "crash report %r: dropped a link that is not http(s): %r",
+            record.external_id,
+            record.web_link[:100],
+        )
+        return replace(record, web_link="")
+    return record
 
 
 def crash_reports_ingest(
     records: Iterable[CrashReportRecord],
     *,
     progress: Callable[[int], None] | None = None,
+    now: datetime | None = None,
 ) -> IngestSummary:
     """Store reports (skipping known ones) and bring buckets and daily counters up to date.
 
@@ -82,24 +102,43 @@ def crash_reports_ingest(
     recounted from the stored reports rather than incremented.
     """
     summary = IngestSummary()
+    now = now or timezone.now()
     releases = dict(Release.objects.values_list("codename", "id"))
     iterator = iter(records)
     while batch := list(islice(iterator, BATCH)):
         summary.received += len(batch)
         kept = []
         for record in batch:
-            why = _valid(record, releases)
+            why = _valid(record, releases, now=now)
             if why:
-                summary.skipped += 1
-                log.warning("skipped crash report %r: %s", getattr(record, "external_id", "?"), why)
+                summary.skip(f"{getattr(record, 'external_id', '?')!r:.120}", why)
                 continue
-            kept.append(record)
-        inserted = _ingest_batch(kept, releases)
+            kept.append(_safe_link(record))
+        skipped_before = summary.skipped
+        inserted = _ingest_batch_or_each(kept, releases, summary)
         summary.inserted += inserted
-        summary.duplicates += len(kept) - inserted
+        summary.duplicates += len(kept) - inserted - (summary.skipped - skipped_before)
         if progress:
             progress(len(batch))
     return summary
+
+
+def _ingest_batch_or_each(
+    records: Sequence[CrashReportRecord], releases: dict[str, int], summary: IngestSummary
+) -> int:
+    """The batch in one go; if the database refuses it, each record alone, so a record
+    that no check foresaw is skipped by itself and the reports beside it are kept."""
+    try:
+        return _ingest_batch(records, releases)
+    except DatabaseError as error:
+        log.warning("a crash batch failed (%s); storing its %d reports one by one", error, len(records))
+    inserted = 0
+    for record in records:
+        try:
+            inserted += _ingest_batch([record], releases)
+        except DatabaseError as error:
+            summary.skip(f"{record.external_id!r:.120}", f"the database refused it: {error}")
+    return inserted
 
 
 def _ingest_batch(records: Sequence[CrashReportRecord], releases: dict[str, int]) -> int:

@@ -55,7 +55,12 @@ def ingest_batch_copy(
             f"SELECT {columns} FROM {report} WITH NO DATA"
         )
         cursor.execute("TRUNCATE incoming_crash_report")
-        with cursor.cursor.copy(f"COPY incoming_crash_report ({columns}) FROM STDIN") as copy:
+        # COPY goes to the driver's own cursor; its errors are made Django's, as every
+        # other statement's are, so the caller can skip what PostgreSQL refuses.
+        with (
+            connection.wrap_database_errors,
+            cursor.cursor.copy(f"COPY incoming_crash_report ({columns}) FROM STDIN") as copy,
+        ):
             for r in fresh:
                 copy.write_row(
                     (

@@ -1,36 +1,52 @@
 """Email the people behind a halted update: signer, uploader and sponsor, once each.
 
 One Notification row per (halt event, person) is written in the halt's transaction; a
-unique constraint makes a second halt-write impossible, so nobody is emailed twice.
-The mail itself goes out after commit.
+unique constraint makes a second halt-write impossible. After commit one task per row
+renders and sends it (overview.tasks.send_notification), so a tick costs the same
+whatever the number of halts, and one email that cannot be rendered or sent fails alone.
+
+Sending is claim, send, then mark sent: a sender that dies between the send and the mark
+leaves a claim that expires, and the email is sent again with the same Message-ID, so
+the copy is recognised as the same message. A failure is retried with a backoff that
+starts from the failure; the periodic reconcile sends what no task ever took.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
 from datetime import datetime, timedelta
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 
 from django.conf import settings
-from django.core.mail import send_mail
+from django.core.mail import EmailMessage
 from django.db import transaction
+from django.db.models import F, Q
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
 
 from overview.models import Notification, Problem
+from packages import inputs
 from packages.models import PhasingEvent, Publication
+from packages.services.faults import retry_delay, service_failed, service_recovered
 
 log = logging.getLogger(__name__)
 
+# A sender that has not marked its email sent within this long has died: take it over.
+CLAIM_LEASE = timedelta(minutes=5)
+EMAIL_SERVICE = "email"
 
-def _recipients(publication: Publication) -> dict[int, tuple[object, list[str]]]:
-    people: dict[int, tuple[object, list[str]]] = {}
+
+def _recipients(publication: Publication) -> dict[int, list[str]]:
+    people: dict[int, list[str]] = {}
     for role in ("signer", "uploader", "sponsor"):
         person = getattr(publication, role)
         if person is not None and person.email:
-            people.setdefault(person.pk, (person, []))[1].append(role)
+            people.setdefault(person.pk, []).append(role)
     return people
 
 
@@ -39,100 +55,161 @@ def _site(path: str) -> str:
 
 
 def halt_notifications_create(
-    halts: Sequence[tuple[Publication, PhasingEvent, Sequence[Problem]]], *, now: datetime
+    halts: Sequence[tuple[Publication, PhasingEvent]], *, now: datetime
 ) -> list[Notification]:
-    """Write the notifications of these halts and send them after commit."""
-    notifications: list[Notification] = []
-    for publication, event, problems in halts:
-        subject = (
-            f"[phasing] {publication.source_package.name} {publication.version} halted in "
-            f"{publication.release.codename}-updates"
+    """Write the notifications of these halts; one task per row sends it after commit."""
+    notifications = [
+        Notification(
+            publication=publication,
+            event=event,
+            person_id=person_id,
+            roles=", ".join(roles),
+            subject=(
+                f"[phasing] {publication.source_package.name} {publication.version} halted in "
+                f"{publication.release.codename}-updates"
+            )[:300],
+            created_at=now,
         )
-        for person_id, (person, roles) in _recipients(publication).items():
-            body = render_to_string(
-                "overview/email/halt.txt",
-                {
-                    "publication": publication,
-                    "person": person,
-                    "roles": roles,
-                    "problems": [{"problem": p, "link": _problem_link(p)} for p in problems],
-                    "history_url": _site(publication.get_absolute_url()),
-                    "admin_url": _site(reverse("admin:index") + "packages/publication/"),
-                },
-            )
-            notifications.append(
-                Notification(
-                    publication=publication,
-                    event=event,
-                    person_id=person_id,
-                    roles=", ".join(roles),
-                    subject=subject[:300],
-                    body=body,
-                    created_at=now,
-                )
-            )
+        for publication, event in halts
+        for person_id, roles in _recipients(publication).items()
+    ]
     if not notifications:
         return []
-    Notification.objects.bulk_create(notifications, ignore_conflicts=True)
-    event_ids = {n.event_id for n in notifications}
-    # Robust: a mail server or broker failing here must not undo or block the halt; what
-    # is not sent now is sent by the periodic reconcile.
-    transaction.on_commit(lambda: notifications_send(event_ids=event_ids), robust=True)
+    # No conflict is possible: the events are this transaction's own, one row per person.
+    Notification.objects.bulk_create(notifications, batch_size=500)
+    ids = [n.pk for n in notifications]
+    transaction.on_commit(lambda: notifications_enqueue(ids))
     return notifications
 
 
+_sent_here: ContextVar[bool] = ContextVar("emails_sent_here", default=False)
+
+
+@contextmanager
+def notifications_sent_here() -> Iterator[None]:
+    """Send each email in this process at commit instead of queueing a task per email.
+
+    For bulk work without a worker (seeding a demo, replaying the past).
+    """
+    token = _sent_here.set(True)
+    try:
+        yield
+    finally:
+        _sent_here.reset(token)
+
+
+def notifications_enqueue(ids: Sequence[int]) -> None:
+    """Hand each email to a task; one the broker does not take is left to the reconcile."""
+    from overview.tasks import send_notification
+
+    if _sent_here.get():
+        for pk in ids:
+            notification_send(notification_id=pk)
+        return
+    for pk in ids:
+        try:
+            send_notification.delay(pk)
+        except Exception:  # a broker down must not lose the halt: the reconcile sends it
+            log.exception("could not queue email %s; the reconcile will send it", pk)
+
+
 def _problem_link(problem: Problem) -> str:
-    if problem.web_link:
-        return problem.web_link
-    if problem.bucket is not None and problem.bucket.web_link:
-        return problem.bucket.web_link
+    for link in (problem.web_link, problem.bucket.web_link if problem.bucket else ""):
+        if inputs.is_safe_link(link):
+            return link
     if problem.bucket_id:
         return _site(reverse("overview:problem", args=[problem.bucket_id]))
     return ""
 
 
-def notifications_send(
-    *, event_ids: Iterable[int] | None = None, ids: Iterable[int] | None = None
-) -> int:
-    """Send unsent notifications (of these halt events, or these rows); each at most once.
+def _body(notification: Notification) -> str:
+    publication = notification.publication
+    problems = (
+        Problem.objects.filter(publication=publication, active=True)
+        .with_covering_override()
+        .select_related("bucket")
+        .order_by("id")
+    )
+    return render_to_string(
+        "overview/email/halt.txt",
+        {
+            "publication": publication,
+            "person": notification.person,
+            "roles": notification.roles.split(", "),
+            "problems": [
+                {"problem": p, "link": _problem_link(p)} for p in problems if not p.is_overridden
+            ],
+            "history_url": _site(publication.get_absolute_url()),
+            "admin_url": _site(reverse("admin:index") + "packages/publication/"),
+        },
+    )
 
-    A row is claimed by setting sent_at before the mail goes out, so two senders never
-    both send it; a failure clears the claim and records the error for a later retry.
-    """
-    pending = Notification.objects.filter(sent_at__isnull=True)
-    if event_ids is not None:
-        pending = pending.filter(event_id__in=list(event_ids))
-    if ids is not None:
-        pending = pending.filter(pk__in=list(ids))
-    sent = 0
-    for notification in pending.select_related("person"):
-        claimed = Notification.objects.filter(pk=notification.pk, sent_at__isnull=True).update(
-            sent_at=timezone.now()
+
+def message_id(notification: Notification) -> str:
+    """The same for every copy of one email, so a copy sent again after a crash is known
+    by mail clients and lists for the message they already have."""
+    domain = urlsplit(settings.PHASING_SITE_URL).hostname or "phasing.invalid"
+    return f"<halt-{notification.event_id}-{notification.person_id}@{domain}>"
+
+
+@dataclass(frozen=True)
+class SendOutcome:
+    status: str  # "sent", "not due" (sent, or claimed by a live sender), "failed"
+    retry_in: timedelta | None = None
+    error: str = ""
+
+
+def notification_send(*, notification_id: int, now: datetime | None = None) -> SendOutcome:
+    """Claim, send, mark sent: one email, at most once unless its sender died mid-way."""
+    now = now or timezone.now()
+    claimed = (
+        Notification.objects.filter(pk=notification_id, sent_at__isnull=True)
+        .filter(Q(claimed_at__isnull=True) | Q(claimed_at__lt=now - CLAIM_LEASE))
+        .update(claimed_at=now, attempts=F("attempts") + 1)
+    )
+    if claimed != 1:
+        return SendOutcome("not due")
+    notification = Notification.objects.select_related(
+        "person", "publication__release", "publication__source_package", "event"
+    ).get(pk=notification_id)
+    try:
+        if not notification.body:
+            notification.body = _body(notification)
+            Notification.objects.filter(pk=notification_id).update(body=notification.body)
+        EmailMessage(
+            notification.subject,
+            notification.body,
+            settings.DEFAULT_FROM_EMAIL,
+            [notification.person.email],
+            headers={"Message-ID": message_id(notification)},
+        ).send()
+    except Exception as exc:  # a mail server down, or a row that cannot be rendered
+        error = f"{type(exc).__name__}: {exc}"[:500]
+        delay = retry_delay(notification.attempts)
+        log.warning("could not email %s about a halt: %s", notification.person.email, error)
+        Notification.objects.filter(pk=notification_id).update(
+            claimed_at=None, error=error, next_attempt_at=now + delay
         )
-        if claimed != 1:
-            continue
-        try:
-            send_mail(
-                notification.subject,
-                notification.body,
-                settings.DEFAULT_FROM_EMAIL,
-                [notification.person.email],
-            )
-            sent += 1
-            if notification.error:
-                Notification.objects.filter(pk=notification.pk).update(error="")
-        except Exception as exc:  # a mail server down must not lose the record of the halt
-            log.exception("could not email %s", notification.person.email)
-            Notification.objects.filter(pk=notification.pk).update(
-                sent_at=None, error=str(exc)[:500]
-            )
-    return sent
+        service_failed(EMAIL_SERVICE, now=now, error=f"email to {notification.person}: {error}")
+        return SendOutcome("failed", retry_in=delay, error=error)
+    Notification.objects.filter(pk=notification_id).update(
+        sent_at=now, error="", next_attempt_at=None
+    )
+    service_recovered(EMAIL_SERVICE, now=now)
+    return SendOutcome("sent")
 
 
 def notifications_send_pending(*, now: datetime | None = None) -> int:
-    """Retry what was not sent: after a failure, or when the commit's sender never ran."""
+    """Send what no task sent: queued while the broker was down, a sender that died with
+    its claim, or a retry whose task is gone. Each is due at its own backoff."""
     now = now or timezone.now()
-    stale = Notification.objects.filter(
-        sent_at__isnull=True, created_at__lt=now - timedelta(minutes=2)
-    ).values_list("pk", flat=True)[:500]
-    return notifications_send(ids=list(stale))
+    due = (
+        Notification.objects.filter(sent_at__isnull=True, created_at__lt=now - timedelta(minutes=2))
+        .filter(Q(claimed_at__isnull=True) | Q(claimed_at__lt=now - CLAIM_LEASE))
+        .filter(Q(next_attempt_at__isnull=True) | Q(next_attempt_at__lte=now))
+        .order_by("created_at", "id")
+        .values_list("pk", flat=True)[:500]
+    )
+    return sum(
+        notification_send(notification_id=pk, now=now).status == "sent" for pk in list(due)
+    )

@@ -17,6 +17,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from overview.models import ErrorBucket, Override, ProblemKind
+from packages import inputs
 from packages.models import SourcePackage
 
 ALL_VERSIONS = "*"
@@ -59,8 +60,8 @@ def override_create(
     if kind == ProblemKind.INCREASED_RATE:
         bucket = None
     version = _normalise_version(version)
-    if len(version) > (Override._meta.get_field("version").max_length or 0):
-        raise ValidationError("that version is too long")
+    if problem := inputs.version_problem(version, blank=True):
+        raise ValidationError(f"the version {problem}")
     now = now or timezone.now()
     name = actor_name or (actor.get_username() if actor is not None else "")
 

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 
+from django.db import transaction
 from django.db.models import Q
 
 from overview.models import ErrorBucket, Problem, ProblemKind
 from overview.sources.base import ProblemRecord
+
+log = logging.getLogger(__name__)
 
 
 def _buckets_of_problems(
@@ -164,4 +168,25 @@ def problems_record(
     return active
 
 
-__all__ = ["problems_record"]
+def problems_record_each(
+    answers: Mapping[int, Sequence[ProblemRecord]], *, now: datetime
+) -> tuple[dict[int, list[Problem]], dict[int, Exception]]:
+    """problems_record in one go; if the database refuses that, each publication alone, so
+    one whose problems cannot be recorded is named with the error and the others are."""
+    try:
+        with transaction.atomic():
+            return problems_record(answers, now=now), {}
+    except Exception:  # one publication's records must not cost the others theirs
+        log.exception("could not record the problems of every publication together")
+    problems: dict[int, list[Problem]] = {}
+    unrecorded: dict[int, Exception] = {}
+    for publication_id, records in answers.items():
+        try:
+            with transaction.atomic():
+                problems.update(problems_record({publication_id: records}, now=now))
+        except Exception as exc:  # this one holds, with the error as its reason
+            unrecorded[publication_id] = exc
+    return problems, unrecorded
+
+
+__all__ = ["problems_record", "problems_record_each"]

@@ -9,11 +9,14 @@ ever sees the records below. Nothing here imports Django.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Protocol, runtime_checkable
 
+from packages import inputs
 from packages.sources.base import SourceError
+
+PROBLEM_KINDS = ("new_bucket", "increased_rate")  # as overview.models.ProblemKind
 
 
 class CrashDataUnavailable(SourceError):
@@ -58,6 +61,44 @@ class CrashAnswer:
     # Non-empty: the tracker does not know this source version (a 404), which lasts. The
     # policy holds the update, or judges ``problems`` found in the reports held locally.
     unknown_version: str = ""
+
+
+UNAVAILABLE = "crash data unavailable"
+
+
+def unavailable(why: object) -> CrashAnswer:
+    """An answer that holds the update, saying "crash data unavailable" once, however many
+    layers (source, client, controller) said it before."""
+    text = str(why).strip()
+    while text.lower().startswith(UNAVAILABLE):
+        text = text[len(UNAVAILABLE) :].lstrip(" :").strip()
+    return CrashAnswer(error=f"{UNAVAILABLE}: {text}" if text else UNAVAILABLE)
+
+
+def checked(answer: CrashAnswer) -> CrashAnswer:
+    """An answer whose problems can be stored, or one that holds the update and says why.
+
+    A link that is not http(s) is dropped, not the problem: a problem is never ignored.
+    """
+    if answer.error:
+        return unavailable(answer.error)
+    problems = []
+    for record in answer.problems:
+        why = inputs.first_problem(
+            {
+                "kind": "" if record.kind in PROBLEM_KINDS else f"{record.kind!r:.40} is unknown",
+                "signature": inputs.text_problem(record.signature, max_length=1000),
+                "function": inputs.text_problem(record.function),
+                "report_count": inputs.count_problem(record.report_count),
+                "system_count": inputs.count_problem(record.system_count),
+            }
+        )
+        if why:
+            return unavailable(f"the source answered a problem it cannot describe: {why}")
+        if inputs.link_problem(record.web_link):
+            record = replace(record, web_link="")
+        problems.append(record)
+    return replace(answer, problems=tuple(problems))
 
 
 @dataclass(frozen=True)

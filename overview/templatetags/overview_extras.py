@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from django import template
 from django.core.exceptions import ObjectDoesNotExist
 from django.db.models import prefetch_related_objects
+from django.utils import timezone
 
 from overview import wording
 from overview.models import Assessment
@@ -29,12 +30,17 @@ for _name in (
     register.filter(_name, getattr(wording, _name))
 
 
-@register.inclusion_tag("overview/_source_syncs.html")
-def source_syncs() -> dict:
-    # One query per page whatever it shows; imported here to keep the module light.
-    from overview.selectors import source_sync_rows
+@register.inclusion_tag("overview/_source_syncs.html", takes_context=True)
+def source_syncs(context: template.Context) -> dict:
+    """The footer: where the data comes from, and what is failing since when. One query
+    per page, none when the page's view read it already (the overview shows it on top)."""
+    status = context.get("service_status")
+    if status is None:
+        # Imported here to keep the module light.
+        from overview.status import service_status
 
-    return {"syncs": source_sync_rows()}
+        status = service_status(now=timezone.now())
+    return {"syncs": status.sources, "faults": status.faults}
 
 
 @register.simple_tag

@@ -8,6 +8,7 @@ from django.db.models import Q, QuerySet
 
 from overview.models import CrashReport, ErrorBucket, Problem
 from packages.models import SourcePackage
+from packages.validators import validate_version
 
 
 def _choices(values: set[str]) -> list[tuple[str, str]]:
@@ -55,6 +56,7 @@ class _ScopeMixin(forms.Form):
     version = forms.CharField(
         required=False,
         max_length=200,
+        validators=[validate_version],
         help_text="The version the problem is not caused by.",
     )
     all_versions = forms.BooleanField(

@@ -17,7 +17,9 @@ from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_POST
+from django.views.defaults import permission_denied
 
 from overview.models import CrashReport, ErrorBucket, Override, ProblemKind
 from overview.services.overrides import override_create, override_revoke
@@ -36,12 +38,17 @@ View = Callable[..., HttpResponse]
 
 
 def _requires(check: Callable[..., bool]) -> Callable[[View], View]:
+    """Signed in and allowed; every answer (the page, a 403, a redirect) is kept by no cache
+    but the browser's own, and not even there."""
+
     def decorator(view: View) -> View:
+        @cache_control(private=True, no_store=True)
         @login_required
         @wraps(view)
         def wrapped(request: HttpRequest, *args, **kwargs) -> HttpResponse:
             if not check(request.user):
-                raise PermissionDenied
+                # Answered here, not raised, so the 403 carries the headers above too.
+                return permission_denied(request, PermissionDenied())
             return view(request, *args, **kwargs)
 
         return wrapped

@@ -7,8 +7,10 @@ One module per model admin; `actions` holds the reason-page machinery they share
 from django.contrib import admin
 
 from packages.admin import events, people, policies, publications, releases  # noqa: F401
+from packages.admin.forms import AdminLoginForm
 
 admin.site.site_header = "Phasing administration"
 admin.site.site_title = "Phasing admin"
 admin.site.index_title = "Rollouts, releases and policies"
 admin.site.site_url = "/"
+admin.site.login_form = AdminLoginForm

@@ -6,24 +6,36 @@ from datetime import timedelta
 from typing import Any
 
 from django import forms
+from django.contrib.admin.forms import AdminAuthenticationForm
+from django.contrib.auth.forms import AuthenticationForm
+from django.core.validators import MaxLengthValidator, MaxValueValidator, MinValueValidator
 
 from packages import policy as policy_rules
 from packages import services
-from packages.models import Policy, UnknownVersion
+from packages.models import Policy, Release, UnknownVersion
 
 
-class ReasonForm(forms.Form):
-    reason = forms.CharField(
-        widget=forms.Textarea(attrs={"rows": 3, "cols": 60}),
-        max_length=2000,
-        help_text="Recorded with the change and shown on the public history page.",
+def reason_field(help_text: str) -> forms.CharField:
+    """The reason every change that affects phasing asks for."""
+    return forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 3, "cols": 60}), max_length=2000, help_text=help_text
     )
+
+
+class ReasonRequired:
+    """A reason of blanks is no reason."""
+
+    cleaned_data: dict[str, Any]
 
     def clean_reason(self) -> str:
         reason = self.cleaned_data["reason"].strip()
         if not reason:
             raise forms.ValidationError("Say why.")
         return reason
+
+
+class ReasonForm(ReasonRequired, forms.Form):
+    reason = reason_field("Recorded with the change and shown on the public history page.")
 
 
 class PercentageForm(ReasonForm):
@@ -41,7 +53,12 @@ class PolicyChangeForm(ReasonForm):
     start_percentage = forms.IntegerField(min_value=0, max_value=100, initial=10)
     step = forms.IntegerField(min_value=1, max_value=100, initial=10, help_text="Points per step")
     interval = forms.DurationField(
-        initial=timedelta(hours=6), help_text="HH:MM:SS, or 'D HH:MM:SS'"
+        initial=timedelta(hours=6),
+        help_text="HH:MM:SS, or 'D HH:MM:SS'; between one minute and 30 days",
+        validators=[
+            MinValueValidator(policy_rules.MIN_INTERVAL),
+            MaxValueValidator(policy_rules.MAX_INTERVAL),
+        ],
     )
     ceiling = forms.IntegerField(min_value=1, max_value=100, initial=100)
     schedule = forms.CharField(
@@ -52,8 +69,17 @@ class PolicyChangeForm(ReasonForm):
     quiet_weekend = forms.BooleanField(
         required=False, help_text="Never reach 100% between Friday 00:00 and Monday 12:00 UTC"
     )
-    min_time_at_percentage = forms.DurationField(required=False, help_text="Optional, HH:MM:SS")
-    min_previous_reports = forms.IntegerField(min_value=0, initial=0)
+    min_time_at_percentage = forms.DurationField(
+        required=False,
+        help_text="Optional, HH:MM:SS; at most 30 days",
+        validators=[
+            MinValueValidator(timedelta(0)),
+            MaxValueValidator(policy_rules.MAX_MIN_TIME_AT_PERCENTAGE),
+        ],
+    )
+    min_previous_reports = forms.IntegerField(
+        min_value=0, max_value=policy_rules.MAX_PREVIOUS_REPORTS, initial=0
+    )
     judge = forms.ChoiceField(
         choices=policy_rules.JUDGE_CHOICES,
         initial=policy_rules.DEFAULT_JUDGE,
@@ -66,7 +92,12 @@ class PolicyChangeForm(ReasonForm):
         help_text="While the evidence is insufficient, hold at this percentage; empty: carry on",
     )
     insufficient_max_hold = forms.DurationField(
-        initial=timedelta(hours=48), help_text="The longest hold at the gate, HH:MM:SS"
+        initial=timedelta(hours=48),
+        help_text="The longest hold at the gate, HH:MM:SS; at most 30 days",
+        validators=[
+            MinValueValidator(timedelta(0)),
+            MaxValueValidator(policy_rules.MAX_MIN_TIME_AT_PERCENTAGE),
+        ],
     )
     unknown_version = forms.ChoiceField(
         choices=UnknownVersion.choices,
@@ -101,27 +132,21 @@ class PolicyChangeForm(ReasonForm):
             raise forms.ValidationError("Whole numbers separated by commas.") from None
         if values != sorted(values) or any(not 0 <= value <= 100 for value in values):
             raise forms.ValidationError("Rising percentages between 0 and 100.")
+        if len(values) > policy_rules.MAX_SCHEDULE_STEPS:
+            raise forms.ValidationError(
+                f"At most {policy_rules.MAX_SCHEDULE_STEPS} percentages."
+            )
         return values
 
     def clean_unknown_version(self) -> str:
         return self.cleaned_data["unknown_version"] or UnknownVersion.HOLD
 
-    def clean_interval(self) -> timedelta:
-        interval = self.cleaned_data["interval"]
-        if interval <= timedelta(0):
-            raise forms.ValidationError("The interval must be positive.")
-        return interval
-
     def policy_fields(self) -> dict[str, Any]:
         return {name: self.cleaned_data[name] for name in services.POLICY_FIELDS}
 
 
-class PolicyAdminForm(forms.ModelForm):
-    reason = forms.CharField(
-        widget=forms.Textarea(attrs={"rows": 3, "cols": 60}),
-        max_length=2000,
-        help_text="Why this policy changes; kept in the policy's history.",
-    )
+class PolicyAdminForm(ReasonRequired, forms.ModelForm):
+    reason = reason_field("Why this policy changes; kept in the policy's history.")
 
     class Meta:
         model = Policy
@@ -137,6 +162,8 @@ class PolicyAdminForm(forms.ModelForm):
 
     def clean(self) -> dict:
         data = super().clean() or {}
+        if self.errors:
+            return data  # each field already says what is wrong with it
         try:
             policy_rules.Rules(
                 start=data.get("start_percentage", 10),
@@ -144,10 +171,45 @@ class PolicyAdminForm(forms.ModelForm):
                 interval=data.get("interval") or timedelta(hours=6),
                 ceiling=data.get("ceiling", 100),
                 schedule=tuple(data.get("schedule") or ()),
+                min_time_at_percentage=data.get("min_time_at_percentage"),
+                min_previous_reports=data.get("min_previous_reports") or 0,
                 judge=data.get("judge") or policy_rules.DEFAULT_JUDGE,
                 insufficient_gate=data.get("insufficient_gate"),
                 insufficient_max_hold=data.get("insufficient_max_hold") or timedelta(0),
             )
         except (ValueError, TypeError) as error:
-            raise forms.ValidationError(str(error)) from error
+            raise forms.ValidationError(f"{str(error).capitalize()}.") from error
         return data
+
+
+class ReleaseAdminForm(ReasonRequired, forms.ModelForm):
+    """A release's version and support change phasing (the sync skips unsupported ones):
+    each change says why, and the reason goes into the history of its updates."""
+
+    reason = reason_field(
+        "Why this release changes; recorded in the history of each of its updates."
+    )
+
+    class Meta:
+        model = Release
+        fields = ("codename", "version", "supported")
+
+
+class CappedUsernameMixin(forms.Form):
+    """Django sets the username field's max_length after building its validators, so a
+    longer name reached the login-failure log (axes, 255 characters) and failed there.
+    Refuse it as the form's own error instead."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        field = self.fields["username"]
+        assert isinstance(field, forms.CharField) and field.max_length is not None
+        field.validators.append(MaxLengthValidator(field.max_length))
+
+
+class LoginForm(CappedUsernameMixin, AuthenticationForm):
+    pass
+
+
+class AdminLoginForm(CappedUsernameMixin, AdminAuthenticationForm):
+    pass

@@ -31,4 +31,11 @@ class PersonAdmin(admin.ModelAdmin):
 
 @admin.register(SourceSync)
 class SourceSyncAdmin(ReadOnlyAdmin):
-    list_display = ("name", "kind", "last_attempt_at", "last_success_at", "last_error")
+    list_display = (
+        "name",
+        "kind",
+        "last_attempt_at",
+        "last_success_at",
+        "failing_since",
+        "last_error",
+    )

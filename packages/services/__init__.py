@@ -16,7 +16,7 @@ from packages.services.phasing import (
     publications_apply,
 )
 from packages.services.policies import POLICY_FIELDS, policy_set
-from packages.services.releases import release_freeze, release_unfreeze
+from packages.services.releases import release_freeze, release_unfreeze, release_update
 from packages.services.rollouts import (
     publication_halt,
     publication_pause,
@@ -42,5 +42,6 @@ __all__ = [
     "reason_required",
     "release_freeze",
     "release_unfreeze",
+    "release_update",
     "write_back_deferred",
 ]

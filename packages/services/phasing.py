@@ -62,6 +62,7 @@ _ALLOWED_FROM: dict[str, tuple[str, ...]] = {
     EventKind.FROZEN: ACTIVE_STATES,
     EventKind.UNFROZEN: ACTIVE_STATES,
     EventKind.POLICY: ACTIVE_STATES,
+    EventKind.RELEASE: ACTIVE_STATES,
 }
 
 
@@ -255,9 +256,11 @@ def publication_transition(
     A change that depends on the current state is given as a function of the locked
     row, so it never acts on a stale copy.
     """
-    now = now or timezone.now()
     with transaction.atomic():
         locked = Publication.objects.select_for_update().get(pk=publication.pk)
+        # The time is taken once the lock is ours: a change that waited for another one
+        # is recorded after it, so the history never shows an impossible order.
+        now = now or timezone.now()
         if callable(change):
             change = change(locked)
         event = _apply(locked, change, now=now, actor=actor, actor_name=actor_name)
@@ -275,18 +278,29 @@ def publications_apply(
     now: datetime,
     actor: User | None = None,
     actor_name: str | None = None,
+    on_error: Callable[[Publication, TransitionError], None] | None = None,
 ) -> list[PhasingEvent]:
     """Apply many changes to rows the caller has locked, in a fixed number of queries.
 
     Must run inside the caller's transaction, on publications fetched with
-    select_for_update(); a publication appears at most once.
+    select_for_update(); a publication appears at most once. A change the publication's
+    state refuses raises, unless `on_error` is given: then that publication is left as it
+    was, reported to `on_error`, and the others are changed.
     """
-    events = [
-        _apply(publication, change, now=now, actor=actor, actor_name=actor_name)
-        for publication, change in changes
-    ]
+    events = []
+    applied = []
+    for publication, change in changes:
+        try:
+            event = _apply(publication, change, now=now, actor=actor, actor_name=actor_name)
+        except TransitionError as error:
+            if on_error is None:
+                raise
+            on_error(publication, error)
+            continue
+        events.append(event)
+        applied.append(publication)
     if events:
-        publications_save([p for p, _ in changes], _SAVED_FIELDS)
+        publications_save(applied, _SAVED_FIELDS)
         # One statement however many rows (PostgreSQL has no batch limit): a flat tick.
         PhasingEvent.objects.bulk_create(events)
         queue_write_back(events)

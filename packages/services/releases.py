@@ -46,3 +46,38 @@ def release_unfreeze(
     *, release: Release, actor: User, reason: str, now: datetime | None = None
 ) -> Release:
     return _release_set_frozen(release=release, frozen=False, actor=actor, reason=reason, now=now)
+
+
+def release_update(
+    *,
+    release: Release,
+    version: str,
+    supported: bool,
+    actor: User,
+    reason: str,
+    now: datetime | None = None,
+) -> Release:
+    """Change what a release is (its version, whether it is supported), with a reason, and
+    leave the change in the history of every update of the release it touches."""
+    reason = reason_required(reason)
+    now = now or timezone.now()
+    with transaction.atomic():
+        locked = Release.objects.select_for_update().get(pk=release.pk)
+        changes = []
+        if locked.version != version:
+            changes.append(f"version {locked.version} → {version}")
+        if locked.supported != supported:
+            changes.append(f"{'supported' if supported else 'no longer supported'}")
+        if not changes:
+            return locked
+        locked.version, locked.supported = version, supported
+        locked.full_clean(exclude=("codename",), validate_unique=False)
+        locked.save(update_fields=("version", "supported"))
+        publications_note(
+            locked.publications.all(),
+            kind=EventKind.RELEASE,
+            reason=f"{locked.codename}: {'; '.join(changes)}. Reason: {reason}",
+            actor=actor,
+            now=now,
+        )
+    return locked

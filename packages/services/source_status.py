@@ -37,9 +37,15 @@ def source_sync_record(
     }
     if summary is not None:
         defaults["last_summary"] = dict(summary)
-    if not error:
+    key = f"{name}:{kind}"
+    if error:
+        # Since the first failure after the last success: what the pages say.
+        since = SourceSync.objects.filter(name=key).values_list("failing_since", flat=True)
+        defaults["failing_since"] = since.first() or now
+    else:
         defaults["last_success_at"] = now
-    SourceSync.objects.update_or_create(name=f"{name}:{kind}", defaults=defaults)
+        defaults["failing_since"] = None
+    SourceSync.objects.update_or_create(name=key, defaults=defaults)
 
 
 def source_write_permission_record(name: str, *, status: str, detail: str, now: datetime) -> None:

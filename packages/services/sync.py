@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 from django.db import transaction
 from django.utils import timezone
 
+from packages import inputs
 from packages.models import (
     ACTIVE_STATES,
     ArchiveStatus,
@@ -73,29 +74,65 @@ INCREMENTAL_MARGIN = timedelta(days=1)
 
 
 def publications_sync_since_last(
-    source: PublicationSource, *, now: datetime | None = None
+    source: PublicationSource,
+    *,
+    now: datetime | None = None,
+    progress: Callable[[int], None] | None = None,
 ) -> SyncSummary:
     """The periodic sync: what changed since the last successful one (all, the first time)."""
     status = SourceSync.objects.filter(name=f"{source.name}:publications").first()
     margin = getattr(source, "incremental_margin", INCREMENTAL_MARGIN)
     since = status.last_success_at - margin if status and status.last_success_at else None
-    return publications_sync(source, now=now, since=since)
+    return publications_sync(source, now=now, since=since, progress=progress)
 
 
-def _record_problem(record: PublicationRecord) -> str:
+def _person_problem(person: PersonRecord | None) -> str:
+    if person is None:
+        return ""
+    return inputs.first_problem(
+        {
+            "account name": inputs.text_problem(person.account_name, max_length=100),
+            "name": inputs.text_problem(person.name, max_length=200),
+            "email": inputs.text_problem(person.email, max_length=254),
+        }
+    )
+
+
+def _record_problem(record: PublicationRecord, *, now: datetime) -> str:
+    """Why a record cannot be kept ('' when it can): every field as its column stores it."""
     if not isinstance(record, PublicationRecord):
         return "not a publication record"
-    if not record.source_package or not record.version:
-        return "missing source package or version"
     if record.pocket not in _POCKETS:
         return f"unknown pocket {record.pocket!r}"
     if record.status not in _STATUSES:
         return f"unknown status {record.status!r}"
-    if not 0 <= record.percentage <= 100:
-        return f"percentage {record.percentage} out of range"
-    if record.date_published is None or record.date_published.tzinfo is None:
-        return "date_published is not an aware datetime"
-    return ""
+    if not isinstance(record.percentage, int) or not 0 <= record.percentage <= 100:
+        return f"percentage {record.percentage!r} out of range"
+    binaries = record.binaries if isinstance(record.binaries, tuple | list) else [None]
+    return inputs.first_problem(
+        {
+            "source package": inputs.source_name_problem(record.source_package),
+            "version": inputs.version_problem(record.version),
+            "previous version": inputs.version_problem(record.previous_version, blank=True),
+            "component": inputs.text_problem(record.component, max_length=40),
+            "binary": next(
+                (p for b in binaries if (p := inputs.source_name_problem(b))), ""
+            ),
+            "date_published": inputs.moment_problem(record.date_published, now=now),
+            "date_superseded": ""
+            if record.date_superseded is None
+            else inputs.moment_problem(record.date_superseded, now=now),
+            "signer": _person_problem(record.signer),
+            "uploader": _person_problem(record.uploader),
+            "sponsor": _person_problem(record.sponsor),
+        }
+    )
+
+
+def _record_name(record: object) -> str:
+    """How a log line names a record: release, package and version, as far as they go."""
+    parts = [getattr(record, name, "?") for name in ("release", "source_package", "version")]
+    return " ".join(f"{part!r:.80}" for part in parts)
 
 
 def _people(records: list[PublicationRecord]) -> dict[str, Person]:
@@ -157,6 +194,18 @@ def publications_sync(
             )
         return summary
     for release_record in release_records:
+        why = inputs.first_problem(
+            {
+                "codename": inputs.codename_problem(getattr(release_record, "codename", None)),
+                "version": inputs.text_problem(
+                    getattr(release_record, "version", None), max_length=20
+                ),
+            }
+        )
+        if why:
+            summary.errors.append(f"skipped release {release_record!r:.120}: {why}")
+            log.warning("skipped release record %r from %s: %s", release_record, source.name, why)
+            continue
         release, _ = (
             Release.objects.update_or_create(
                 codename=release_record.codename,
@@ -179,10 +228,11 @@ def publications_sync(
             continue
         kept = []
         for record in records:
-            why = _record_problem(record)
+            why = _record_problem(record, now=now)
             if why:
-                summary.errors.append(f"{release.codename}: skipped {record!r:.120}: {why}")
-                log.warning("skipped publication record from %s: %s", source.name, why)
+                name = _record_name(record)
+                summary.errors.append(f"{release.codename}: skipped {name}: {why}")
+                log.warning("skipped publication record %s from %s: %s", name, source.name, why)
             else:
                 kept.append(record)
         if dry_run:

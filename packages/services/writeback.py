@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from packages.log_context import log_context
 from packages.models import PhasingEvent, Publication, WriteBack
+from packages.services.faults import service_failed, service_recovered
 from packages.services.source_status import source_write_denied, source_write_permission_record
 from packages.sources import publication_source
 from packages.sources.base import PublicationSource
@@ -61,10 +62,14 @@ def queue_write_back(events: Iterable[PhasingEvent]) -> None:
 _ROUNDS = 3
 
 
+WRITE_BACK_SERVICE = "write-back"
+
+
 def percentages_write_back(
     *,
     event_ids: list[int],
     source: PublicationSource | None = None,
+    retry_failed: bool = False,
     now: datetime | None = None,
 ) -> dict[str, int]:
     """Give the source each publication's current percentage; mark its pending events.
@@ -75,6 +80,10 @@ def percentages_write_back(
     """
     source = source or publication_source()
     counts = {WriteBack.APPLIED: 0, WriteBack.DRY_RUN: 0, WriteBack.FAILED: 0, WriteBack.DENIED: 0}
+    if retry_failed:
+        PhasingEvent.objects.filter(pk__in=event_ids, write_back=WriteBack.FAILED).update(
+            write_back=WriteBack.PENDING
+        )
     publication_ids = set(
         PhasingEvent.objects.filter(pk__in=event_ids, write_back=WriteBack.PENDING).values_list(
             "publication_id", flat=True
@@ -83,6 +92,7 @@ def percentages_write_back(
     publications = Publication.objects.filter(pk__in=publication_ids).select_related(
         "release", "source_package"
     )
+    failure = ""
     for publication in publications:
         with log_context(publication=publication, source=source.name):
             status, detail, written = _write(source, publication)
@@ -102,6 +112,15 @@ def percentages_write_back(
                 )
             if status in (WriteBack.FAILED, WriteBack.DENIED):
                 log.warning("write-back of %s %s: %s", publication, status, detail)
+            if status == WriteBack.FAILED:
+                failure = f"{publication}: {detail}"
+    # A failure (the archive down) is a fault until a write goes through; a refusal for
+    # want of permission is the lasting state recorded above, not a fault that retries.
+    now = now or timezone.now()
+    if counts[WriteBack.FAILED]:
+        service_failed(WRITE_BACK_SERVICE, now=now, error=failure)
+    elif counts[WriteBack.APPLIED]:
+        service_recovered(WRITE_BACK_SERVICE, now=now)
     return {str(k): v for k, v in counts.items()}
 
 

@@ -72,7 +72,6 @@ def test_machines_sharing_one_apt_machine_id_are_one_bucket(anonymous):
         ({"machine_ids": [f"m{n}" for n in range(201)]}, "1 to 200 machine ids"),
         ({"machine_ids": ["ok", "tab\there"]}, "machine_ids.1: A machine id has no control"),
         ({"machine_ids": [""]}, "machine_ids.0: Without a machine id apt does not phase"),
-        ({"machine_ids": ["ok"], "release": "nosuch"}, "unknown release"),
         ({"release": "noble"}, "machine_ids"),
     ],
 )
@@ -81,6 +80,12 @@ def test_a_bad_fleet_request_answers_400_with_the_reason(anonymous, body, words)
 
     assert response.status_code == 400
     assert words in response.json()["detail"]
+
+
+def test_a_fleet_request_for_a_release_that_does_not_exist_is_a_404(anonymous):
+    response = post(anonymous, {"machine_ids": ["ok"], "release": "nosuch"})
+    assert response.status_code == 404
+    assert response.json()["detail"] == "no release called 'nosuch'"
 
 
 def test_the_fleet_answer_is_paged_by_updates_and_costs_a_fixed_number_of_queries(

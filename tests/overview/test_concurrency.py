@@ -46,7 +46,7 @@ class BarrierCrashes:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_two_ticks_at_once_step_once_and_email_once():
+def test_two_ticks_at_once_step_once_and_email_once(emails_sent_at_commit):
     if connection.vendor != "postgresql":
         pytest.skip("row locks are what is under test; SQLite serialises writers instead")
     steady = PublicationFactory(last_increase_at=T0)

@@ -45,6 +45,7 @@ def report(publication, signature, hour, system, n=0) -> CrashReportRecord:
 
 
 def test_a_regressing_update_is_halted_at_the_step_where_its_new_bucket_appears(
+    emails_sent_at_commit,
     django_capture_on_commit_callbacks,
 ):
     signer = PersonFactory(account_name="signer", email="signer@example.org")
@@ -100,7 +101,9 @@ def test_a_bucket_the_previous_version_had_is_not_new():
     assert not Problem.objects.filter(publication=publication, kind=ProblemKind.NEW_BUCKET).exists()
 
 
-def test_signer_and_uploader_are_emailed_once_per_halt(crashes, django_capture_on_commit_callbacks):
+def test_signer_and_uploader_are_emailed_once_per_halt(
+    emails_sent_at_commit, crashes, django_capture_on_commit_callbacks
+):
     person = PersonFactory(email="same@example.org")
     sponsor = PersonFactory(email="sponsor@example.org")
     publication = PublicationFactory(signer=person, uploader=person, sponsor=sponsor)

@@ -143,3 +143,26 @@ def test_the_page_costs_a_fixed_number_of_queries(
     # packages, 8 source syncs in the footer.
     with django_assert_num_queries(8):
         assert anonymous.get(f"/problems/{bucket.pk}/").status_code == 200
+
+
+def test_a_link_from_the_source_is_a_link_only_when_it_is_http(anonymous):
+    from overview.models import Problem
+
+    hostile = ErrorBucketFactory(web_link="javascript:alert(document.cookie)")
+    publication = PublicationFactory(source_package=SourcePackageFactory(name="linked"))
+    Problem.objects.create(
+        publication=publication,
+        kind="increased_rate",
+        web_link="javascript:alert(1)",
+        detected_at=NOW,
+        last_seen_at=NOW,
+    )
+
+    for url in (f"/problems/{hostile.pk}/", "/", "/api/v1/publications/", f"/api/v1/problems/{hostile.pk}/"):
+        body = anonymous.get(url).content.decode()
+        assert "javascript:" not in body, url
+
+    kept = ErrorBucketFactory(web_link="https://errors.ubuntu.com/problem/abc")
+    assert 'href="https://errors.ubuntu.com/problem/abc"' in anonymous.get(
+        f"/problems/{kept.pk}/"
+    ).content.decode()

@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from packages import policy
 from packages.policy import (
     DEFAULT_RULES,
     Rules,
@@ -96,3 +97,59 @@ def test_an_overdue_step_is_projected_now_not_in_the_past():
     steps = projected_steps(DEFAULT_RULES, percentage=10, last_increase_at=long_ago, now=MONDAY)
     assert steps[0] == (MONDAY, 20)
     assert steps[1] == (MONDAY + timedelta(hours=6), 30)
+
+
+@pytest.mark.parametrize(
+    "fields, message",
+    [
+        ({"interval": timedelta(days=999_999_999)}, "the interval is between 1 minute and 30 days"),
+        ({"interval": timedelta(seconds=5)}, "the interval is between 1 minute and 30 days"),
+        ({"step": 0}, "the step is 1..100 points"),
+        ({"step": 101}, "the step is 1..100 points"),
+        ({"ceiling": 0}, "the ceiling is 1..100"),
+        ({"ceiling": 101}, "percentages are 0..100"),
+        ({"min_time_at_percentage": timedelta(days=31)}, "at most 30 days"),
+        ({"min_previous_reports": 10**9}, "the previous reports wanted are 0..1,000,000"),
+        ({"schedule": tuple(range(102))}, "a schedule has at most 101 steps"),
+    ],
+)
+def test_every_setting_of_a_policy_has_bounds(fields, message):
+    with pytest.raises(ValueError, match=message):
+        policy.Rules(**fields)
+
+
+def test_the_longest_policy_still_projects_its_steps_without_overflow():
+    rules = policy.Rules(start=1, step=1, interval=policy.MAX_INTERVAL)
+    start = datetime(2026, 12, 1, tzinfo=UTC)
+    steps = policy.projected_steps(rules, percentage=1, last_increase_at=start, now=start)
+    assert len(steps) == 99
+    assert steps[-1][0] == start + 99 * policy.MAX_INTERVAL
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"step": 100},
+        {"ceiling": 1},
+        {"interval": timedelta(minutes=1)},
+        {"interval": timedelta(days=30)},
+        {"min_time_at_percentage": timedelta(0)},
+        {"min_time_at_percentage": timedelta(days=30)},
+        {"min_previous_reports": 1_000_000},
+        {"schedule": tuple(range(101))},
+        {"insufficient_gate": 0},
+        {"insufficient_gate": 100},
+        {"insufficient_max_hold": timedelta(0)},
+    ],
+)
+def test_the_bounds_of_a_policy_are_themselves_allowed(fields):
+    assert policy.Rules(**fields)
+
+
+def test_the_quiet_weekend_ends_on_the_next_monday_at_noon_sharp():
+    friday = datetime(2026, 12, 4, 15, 30, 45, 123, tzinfo=UTC)
+    assert policy.end_of_quiet_weekend(friday) == datetime(2026, 12, 7, 12, 0, tzinfo=UTC)
+    monday_afternoon = datetime(2026, 12, 7, 13, 0, tzinfo=UTC)
+    assert policy.end_of_quiet_weekend(monday_afternoon) == datetime(2026, 12, 14, 12, 0, tzinfo=UTC)
+    noon = datetime(2026, 12, 7, 12, 0, tzinfo=UTC)
+    assert policy.end_of_quiet_weekend(noon) == datetime(2026, 12, 14, 12, 0, tzinfo=UTC)

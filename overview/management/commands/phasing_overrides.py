@@ -29,6 +29,7 @@ from django.utils import timezone
 
 from overview.models import ErrorBucket, Override, ProblemKind
 from overview.services.overrides import ALL_VERSIONS, override_create
+from packages import inputs
 from packages.models import SourcePackage
 
 
@@ -76,19 +77,20 @@ def parse_line(number: int, text: str) -> Line | None:
     if len(fields) != 3:
         raise BadLine(f"expected 'source package, version, THING', got {len(fields)} fields")
     package, version, thing = fields
-    if not package:
-        raise BadLine("the source package is empty")
     if version == ALL_VERSIONS:
         version = ""
-    if len(package) > 200 or len(version) > 200:
-        raise BadLine("the package or version is too long")
+    why = inputs.first_problem(
+        {
+            "the source package": inputs.source_name_problem(package),
+            "the version": inputs.version_problem(version, blank=True),
+        }
+    )
+    if why:
+        raise BadLine(why)
     if thing == Override.INCREASED_RATE:
         return Line(number, package, version, ProblemKind.INCREASED_RATE)
-    parsed = urlparse(thing)
-    if parsed.scheme not in ("http", "https") or not parsed.netloc:
-        raise BadLine(f"THING is a problem URL or 'increased-rate', not {thing!r}")
-    if len(thing) > 1000:
-        raise BadLine("the problem URL is too long")
+    if not thing or inputs.link_problem(thing):
+        raise BadLine(f"THING is a problem URL or 'increased-rate', not {thing!r:.100}")
     bucket = _own_bucket(thing) or _known_bucket(thing)
     if bucket is not None:
         return Line(number, package, version, ProblemKind.NEW_BUCKET, bucket=bucket)

@@ -22,6 +22,7 @@ from tqdm import tqdm
 from overview import controller
 from overview.models import ProblemKind
 from overview.services.crash_sync import crashes_sync
+from overview.services.notifications import notifications_sent_here
 from overview.services.overrides import override_create
 from overview.sources.local import LocalCrashSource
 from overview.sources.simulator import SimulatedCrashFeed
@@ -96,6 +97,7 @@ class Command(BaseCommand):
 
         with (
             override_settings(EMAIL_BACKEND="django.core.mail.backends.locmem.EmailBackend"),
+            notifications_sent_here(),
             write_back_deferred() as pending,
         ):
             self._replay(

@@ -72,3 +72,56 @@ def test_malformed_reports_are_logged_and_skipped(caplog):
     )
     assert (summary.inserted, summary.skipped) == (1, 2)
     assert "unknown release 'nowhere'" in caplog.text
+
+
+@pytest.mark.parametrize(
+    "poison",
+    [
+        {"stack_trace": "#0 crash\x00 ()"},
+        {"function": "crash\x00"},
+        {"environment": {"CMDLINE": "tool\x00"}},
+        {"package_versions": {"libc6\x00": "2.39"}},
+        {"source_package": "evil/name"},
+        {"source_package": "a" * 201},
+        {"web_link": "https://errors.example/" + "x" * 1000},
+        {"reported_at": T0.replace(year=9999)},
+        {"external_id": "r2" + "x" * 99},
+        {"architecture": "amd64" * 5},
+    ],
+    ids=lambda poison: next(iter(poison)),
+)
+def test_one_bad_record_is_skipped_alone_and_the_rest_of_its_batch_is_kept(poison, caplog):
+    publications_sync(ListSource([record()]), now=T0)
+    batch = [crash(1), crash(2, **poison), crash(3)]
+
+    summary = crash_reports_ingest(batch)
+
+    assert (summary.inserted, summary.skipped) == (2, 1)
+    assert set(CrashReport.objects.values_list("external_id", flat=True)) == {"r1", "r3"}
+    assert "skipped crash report 'r2" in caplog.text  # the record is named in the log
+    assert summary.errors and summary.errors[0].startswith("skipped crash report 'r2")
+    # The feed sends it again: the batch is still stored, the bad record still skipped.
+    again = crash_reports_ingest(batch)
+    assert (again.inserted, again.duplicates, again.skipped) == (0, 2, 1)
+
+
+def test_a_record_the_database_refuses_is_skipped_alone_even_if_no_check_foresaw_it(
+    monkeypatch, caplog
+):
+    from overview.services import ingest
+
+    if connection.vendor != "postgresql":
+        pytest.skip("SQLite stores a NUL byte: there is nothing for it to refuse")
+    publications_sync(ListSource([record()]), now=T0)
+    monkeypatch.setattr(ingest, "_valid", lambda record, releases, now: "")  # no checks at all
+    summary = crash_reports_ingest([crash(1), crash(2, stack_trace="nul\x00"), crash(3)])
+    assert (summary.inserted, summary.skipped) == (2, 1)
+    assert "the database refused it" in caplog.text
+    assert CrashCounter.objects.get().count == 2
+
+
+def test_a_link_from_the_feed_that_is_not_http_is_dropped_and_the_report_kept():
+    publications_sync(ListSource([record()]), now=T0)
+    crash_reports_ingest([crash(1, web_link="javascript:alert(1)")])
+    report = CrashReport.objects.get()
+    assert report.bucket.web_link == ""

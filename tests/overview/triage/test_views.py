@@ -271,3 +271,36 @@ def test_overriding_without_the_csrf_token_is_refused(triager_user, crash):
 
     assert response.status_code == 403
     assert not Override.objects.exists()
+
+
+@pytest.mark.parametrize("persona", ["anonymous", "member", "triager"])
+def test_restricted_pages_are_never_kept_by_a_cache(persona, request, crash, bucket):
+    client = request.getfixturevalue(persona)
+    for url in (
+        _reports_url(bucket),
+        reverse("triage:report", args=[crash.pk]),
+        reverse("triage:overrides"),
+    ):
+        response = client.get(url)
+        cache_control = {part.strip() for part in response["Cache-Control"].split(",")}
+        assert {"private", "no-store"} <= cache_control, (persona, url, response.status_code)
+
+
+def test_people_without_the_permission_cannot_revoke_or_override_a_rate_and_nothing_changes(
+    member, archive_admin, crash
+):
+    package = crash.source_package
+    override = OverrideFactory(source_package=package, bucket=crash.bucket, version="")
+    revoke = reverse("triage:revoke", args=[override.pk])
+    rate = reverse("triage:override_rate")
+    for client in (member, archive_admin):
+        assert client.post(revoke, {"reason": "not mine to say"}).status_code == 403
+        assert (
+            client.post(
+                rate, {"source_package": package.name, "all_versions": "on", "reason": "x"}
+            ).status_code
+            == 403
+        )
+    override.refresh_from_db()
+    assert override.is_live
+    assert list(Override.objects.all()) == [override]

@@ -119,3 +119,42 @@ def test_a_policy_saved_in_its_form_needs_a_reason_and_logs_it_once(
     assert policy.start_percentage == 5
     entry = LogEntry.objects.get(user=archive_admin_user)
     assert "gentle start" in entry.get_change_message()
+
+
+@pytest.mark.parametrize(
+    "field, value, message",
+    [
+        ("interval", "999999999 00:00:00", "Ensure this value is less than or equal to 30 days"),
+        ("step", "200", "Ensure this value is less than or equal to 100"),
+        ("min_previous_reports", "1000000000", "Ensure this value is less than or equal to 1000000"),
+    ],
+)
+def test_the_policy_forms_refuse_values_out_of_bounds_with_a_clear_message(
+    archive_admin, publication, field, value, message
+):
+    form = {
+        "source_package": publication.source_package.pk,
+        "start_percentage": 5,
+        "step": 5,
+        "interval": "06:00:00",
+        "ceiling": 100,
+        "schedule": "[]",
+        "min_previous_reports": 0,
+        "reason": "typo",
+    }
+    response = archive_admin.post(reverse("admin:packages_policy_add"), {**form, field: value})
+    assert response.status_code == 200
+    assert message in " ".join(response.context["adminform"].form.errors[field])
+
+    defaults = {
+        "scope": "package",
+        "start_percentage": 10,
+        "step": 10,
+        "interval": "06:00:00",
+        "ceiling": 100,
+        "min_previous_reports": 0,
+        "reason": "typo",
+    }
+    action = apply_action(archive_admin, "change_policy", [publication], **{**defaults, field: value})
+    assert message in " ".join(action.context["form"].errors[field])
+    assert not Policy.objects.exists()

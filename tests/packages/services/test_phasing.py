@@ -194,3 +194,52 @@ def test_a_policy_change_shows_in_the_history_of_the_updates_it_applies_to(admin
     assert event.kind == EventKind.POLICY
     assert "step 10 → 5" in event.reason and "careful package" in event.reason
     assert not other.events.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_change_that_waited_for_the_row_lock_is_recorded_after_the_one_it_waited_for():
+    """The history never shows a pause before the resume that was committed before it."""
+    import threading
+
+    import time_machine
+    from django.db import connection, connections, transaction
+
+    from packages.models import Publication
+
+    if connection.vendor != "postgresql":
+        pytest.skip("row locks are what is under test; SQLite serialises writers instead")
+    publication = PublicationFactory()
+    person = UserFactory(username="second")
+    failures = []
+
+    def pause_in_another_connection() -> None:
+        try:
+            publication_pause(publication=publication, actor=person, reason="second")
+        except BaseException as exc:  # surfaced in the test's thread
+            failures.append(exc)
+        finally:
+            connections.close_all()
+
+    with time_machine.travel(NOW, tick=False) as clock:
+        with transaction.atomic():
+            Publication.objects.select_for_update().get(pk=publication.pk)
+            waiting = threading.Thread(target=pause_in_another_connection)
+            waiting.start()
+            with connection.cursor() as cursor:  # until the other one waits on our lock
+                for _ in range(500):
+                    cursor.execute(
+                        "SELECT count(*) FROM pg_stat_activity "
+                        "WHERE wait_event_type = 'Lock' AND datname = current_database()"
+                    )
+                    if cursor.fetchone()[0]:
+                        break
+                    waiting.join(0.01)
+            clock.shift(timedelta(minutes=1))
+            set_thirty = Change(EventKind.SET, percentage=30, reason="first")
+            first = publication_transition(publication=publication, change=set_thirty)
+        waiting.join(30)
+
+    assert not failures
+    second = PhasingEvent.objects.get(kind=EventKind.PAUSED)
+    assert first.created_at == NOW + timedelta(minutes=1)
+    assert second.created_at >= first.created_at

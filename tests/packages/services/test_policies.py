@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from django.contrib.admin.models import LogEntry
 
@@ -44,3 +46,32 @@ def test_policy_set_without_a_scope_changes_the_global_policy_in_place(superuser
     assert Policy.objects.get().step == 5
     assert Policy.objects.get().scope_label == "all updates"
     assert LogEntry.objects.count() == 2
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"interval": timedelta(days=999_999_999)},
+        {"step": 500},
+        {"min_previous_reports": 10**12},
+    ],
+)
+def test_a_policy_out_of_bounds_is_refused_with_a_clear_message_and_nothing_breaks(
+    superuser, anonymous, fields
+):
+    from django.core.exceptions import ValidationError
+
+    from packages.services import policy_set
+
+    with pytest.raises(ValidationError):
+        policy_set(actor=superuser, reason="typo", **fields)
+    assert not Policy.objects.exists()
+    assert anonymous.get("/").status_code == 200
+    assert anonymous.get("/api/v1/publications/").status_code == 200
+
+
+def test_the_database_refuses_a_policy_out_of_bounds_whoever_writes_it():
+    from django.db import IntegrityError
+
+    with pytest.raises(IntegrityError):
+        Policy.objects.create(interval=timedelta(days=999_999_999))

@@ -107,3 +107,31 @@ def test_the_periodic_sync_asks_only_for_what_changed_since_the_last_one():
     publications_sync_since_last(source, now=T0 + timedelta(hours=1))
     assert asked[:2] == [None, None]  # the first sync reads everything, both releases
     assert asked[2:] == [T0 - timedelta(days=1)] * 2
+
+
+def test_records_a_page_could_not_link_or_a_column_not_hold_are_skipped_and_named(caplog):
+    from packages.sources.base import PersonRecord
+
+    good = record("2.0-1ubuntu0.1", source_package="apport")
+    bad = [
+        record("1.0-1", source_package="evil/name"),
+        record("1.0-1", source_package="Upper"),
+        record("1.0-1", source_package="x" * 300),
+        record("1.0\x00-1", source_package="nulled"),
+        record("1.0-1", source_package="future", date_published=T0.replace(year=9999)),
+        record("1.0-1", source_package="binaries", binaries=("ok", "bad/bin")),
+        record("1.0-1", source_package="people", signer=PersonRecord("a" * 101)),
+        record("1.0-1", source_package="previous", previous_version="<script>"),
+    ]
+    summary = publications_sync(ListSource([good, *bad]), now=T0)
+
+    assert summary.new == 1
+    assert list(Publication.objects.values_list("source_package__name", flat=True)) == ["apport"]
+    assert len(summary.errors) == len(bad)
+    assert "'evil/name'" in caplog.text
+    assert "is not a Debian package name" in caplog.text
+    assert "'nulled'" in caplog.text and "version contains a NUL byte" in caplog.text
+    assert "date_published is an impossible date (9999-12-01)" in caplog.text
+    status = SourceSync.objects.get(name="listed:publications")
+    assert status.last_success_at == T0  # the sync succeeded; the bad records are warnings
+    assert "evil/name" in status.last_error

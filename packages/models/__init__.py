@@ -6,18 +6,26 @@ Words as in docs/design.md. Percentage and state of a publication change only th
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Q, Value
-from django.db.models.functions import Coalesce
+from django.db.models import Q
 from django.urls import reverse
 
 from packages import policy as policy_rules
 from packages import words
-from packages.holds import HoldReason, UnknownVersion
-from packages.source_facts import SourceFacts, WritePermission
+from packages.holds import HoldReason
+from packages.holds import UnknownVersion as UnknownVersion
+
+# Policies, the status of sources and services, and leases in their own modules.
+from packages.models.policies import Policy as Policy
+from packages.models.sources import DataVersion as DataVersion
+from packages.models.sources import Lease as Lease
+from packages.models.sources import SourceSync as SourceSync
+from packages.source_facts import SourceFacts
+from packages.source_facts import WritePermission as WritePermission
+from packages.validators import validate_source_name, validate_version
 
 
 class Release(models.Model):
@@ -53,7 +61,7 @@ class Person(models.Model):
 
 
 class SourcePackage(models.Model):
-    name = models.CharField(max_length=200, unique=True)
+    name = models.CharField(max_length=200, unique=True, validators=[validate_source_name])
 
     class Meta:
         ordering = ("name",)
@@ -90,112 +98,14 @@ class PhasingState(models.TextChoices):
 ACTIVE_STATES = (PhasingState.PHASING, PhasingState.PAUSED, PhasingState.HALTED)
 
 
-class Policy(models.Model):
-    """How fast updates phase. Resolved per package, else per release, else global."""
-
-    release = models.OneToOneField(
-        Release, null=True, blank=True, on_delete=models.CASCADE, related_name="policy"
-    )
-    source_package = models.OneToOneField(
-        SourcePackage, null=True, blank=True, on_delete=models.CASCADE, related_name="policy"
-    )
-    start_percentage = models.PositiveSmallIntegerField(default=10)
-    step = models.PositiveSmallIntegerField(default=10, help_text="Points added per step")
-    interval = models.DurationField(default=timedelta(hours=6))
-    ceiling = models.PositiveSmallIntegerField(default=100)
-    schedule = models.JSONField(
-        default=list,
-        blank=True,
-        help_text="Explicit percentages to step through, e.g. [1, 2, 5, 10, 20, 50, 100]; "
-        "overrides start and step when set.",
-    )
-    quiet_weekend = models.BooleanField(
-        default=False, help_text="Never reach 100% between Friday 00:00 and Monday 12:00 UTC"
-    )
-    min_time_at_percentage = models.DurationField(
-        null=True, blank=True, help_text="Hold with 'not enough data' until this long at a step"
-    )
-    min_previous_reports = models.PositiveIntegerField(
-        default=0, help_text="Reports of the previous version needed to compare crash rates"
-    )
-    judge = models.CharField(
-        max_length=20,
-        choices=policy_rules.JUDGE_CHOICES,
-        default=policy_rules.DEFAULT_JUDGE,
-        help_text="Who decides a rise in crash rate; both halt on a bucket new in the version",
-    )
-    insufficient_gate = models.PositiveSmallIntegerField(
-        null=True,
-        blank=True,
-        help_text="While the evidence is insufficient, hold at this percentage until it is "
-        "healthy or the longest hold has passed; empty: carry on",
-    )
-    insufficient_max_hold = models.DurationField(
-        default=timedelta(hours=48), help_text="The longest hold at the gate"
-    )
-    unknown_version = models.CharField(
-        max_length=10,
-        choices=UnknownVersion.choices,
-        default=UnknownVersion.HOLD,
-        help_text="When the error tracker does not know the version (it answers 404)",
-    )
-
-    class Meta:
-        verbose_name_plural = "policies"
-        constraints = [
-            models.CheckConstraint(
-                name="policy_scope_is_release_or_package",
-                condition=~(Q(release__isnull=False) & Q(source_package__isnull=False)),
-            ),
-            # One policy per scope; the global one has neither release nor package.
-            models.UniqueConstraint(
-                Coalesce("release", Value(0)),
-                Coalesce("source_package", Value(0)),
-                name="one_policy_per_scope",
-            ),
-            models.CheckConstraint(name="policy_step_positive", condition=Q(step__gte=1)),
-            models.CheckConstraint(
-                name="policy_percentages_in_range",
-                condition=Q(start_percentage__lte=100) & Q(ceiling__lte=100) & Q(ceiling__gte=1),
-            ),
-        ]
-
-    def __str__(self) -> str:
-        return f"Policy for {self.scope_label}"
-
-    @property
-    def scope_label(self) -> str:
-        if self.source_package_id:
-            return f"package {self.source_package}"
-        if self.release is not None:
-            return f"release {self.release.codename}"
-        return "all updates"
-
-    def rules(self) -> policy_rules.Rules:
-        return policy_rules.Rules(
-            start=self.start_percentage,
-            step=self.step,
-            interval=self.interval,
-            ceiling=self.ceiling,
-            schedule=tuple(self.schedule or ()),
-            quiet_weekend=self.quiet_weekend,
-            min_time_at_percentage=self.min_time_at_percentage,
-            min_previous_reports=self.min_previous_reports,
-            judge=self.judge,
-            insufficient_gate=self.insufficient_gate,
-            insufficient_max_hold=self.insufficient_max_hold,
-            unknown_version=self.unknown_version,
-        )
-
-
 class Publication(SourceFacts, models.Model):
     source_package = models.ForeignKey(
         SourcePackage, on_delete=models.CASCADE, related_name="publications"
     )
     release = models.ForeignKey(Release, on_delete=models.CASCADE, related_name="publications")
     pocket = models.CharField(max_length=20, choices=Pocket.choices, default=Pocket.UPDATES)
-    version = models.CharField(max_length=200)
-    previous_version = models.CharField(max_length=200, blank=True)
+    version = models.CharField(max_length=200, validators=[validate_version])
+    previous_version = models.CharField(max_length=200, blank=True, validators=[validate_version])
     component = models.CharField(max_length=40, default="main")
     binaries = models.JSONField(default=list, blank=True)
     signer = models.ForeignKey(
@@ -322,6 +232,7 @@ class EventKind(models.TextChoices):
     FROZEN = "frozen", "Release frozen"
     UNFROZEN = "unfrozen", "Release unfrozen"
     POLICY = "policy", "Policy changed"
+    RELEASE = "release", "Release changed"
 
 
 class WriteBack(models.TextChoices):
@@ -368,40 +279,3 @@ class PhasingEvent(models.Model):
     def state_change(self) -> str:
         old = self.get_old_state_display() if self.old_state else ""
         return words.state_change(old, self.get_new_state_display())
-
-
-class SourceSync(models.Model):
-    """When each configured source (publications or crashes) last answered, for the pages,
-    the controller's freshness rule and `phasing_sources check`."""
-
-    name = models.CharField(max_length=40, unique=True)
-    kind = models.CharField(max_length=20, help_text="publications or crashes")
-    last_attempt_at = models.DateTimeField(null=True, blank=True)
-    last_success_at = models.DateTimeField(null=True, blank=True)
-    last_error = models.TextField(blank=True)
-    last_summary = models.JSONField(default=dict, blank=True)
-    # Whether the publication source takes our percentages: a lasting state, set by each
-    # write and by `phasing_sources check`, not an outage that retries.
-    write_permission = models.CharField(
-        max_length=20, choices=WritePermission.choices, blank=True
-    )
-    write_checked_at = models.DateTimeField(null=True, blank=True)
-    write_detail = models.TextField(blank=True)
-
-    def __str__(self) -> str:
-        return self.name
-
-
-class DataVersion(models.Model):
-    """One row whose number rises with every committed write to what the public pages show.
-
-    Database triggers raise it (packages.data_version), in the writing transaction, so no
-    write path can forget it: the event writer, the sync, bulk statements, the admin, a
-    psql session. Pages cached under this number are never stale.
-    """
-
-    id = models.PositiveSmallIntegerField(primary_key=True, default=1)
-    number = models.BigIntegerField(default=0)
-
-    def __str__(self) -> str:
-        return f"data version {self.number}"

@@ -1,0 +1,65 @@
+"""What is failing, and since when: the sources' last syncs and the services' faults, read
+in one query for the overview and the footer of every page."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.conf import settings
+
+from packages.models import SourceSync
+
+
+@dataclass(frozen=True)
+class Fault:
+    """Something failing that a person should know of, and since when."""
+
+    what: str
+    since: datetime | None
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class ServiceStatus:
+    sources: list[SourceSync]  # publications and crashes, as they last synced
+    faults: list[Fault]
+
+
+SERVICE_NAMES = {
+    "email": "sending email",
+    "write-back": "writing percentages back to the archive",
+    "sync": "the periodic sync",
+}
+_SOURCE_KINDS = ("publications", "crashes")
+
+
+def service_status(*, now: datetime) -> ServiceStatus:
+    """Where the data comes from, and what is failing since when: one query, for the
+    overview and the footer of every page."""
+    # The demo seeder keeps its progress here too; it is not a source of data.
+    rows = list(SourceSync.objects.exclude(kind="demo").order_by("kind", "name"))
+    sources = [row for row in rows if row.kind in _SOURCE_KINDS]
+    faults = []
+    stale_after = settings.PHASING_CRASH_DATA_MAX_AGE
+    for row in sources:
+        label = f"{row.name} ({row.kind})"
+        if row.failing_since is not None:
+            faults.append(Fault(label, row.failing_since, row.last_error))
+        elif row.last_success_at is not None and now - row.last_success_at > stale_after:
+            # No error, but no sync either: a sync that stalled or keeps being skipped.
+            faults.append(Fault(label, row.last_success_at, "no sync has finished since"))
+    for row in rows:
+        if row.kind == "service" and row.failing_since is not None:
+            what = SERVICE_NAMES.get(row.name, row.name)
+            faults.append(Fault(what, row.failing_since, row.last_error))
+    recent = now - 2 * settings.PHASING_TICK_INTERVAL
+    beats = [
+        row for row in rows if row.kind == "beat" and row.last_attempt_at and row.last_attempt_at >= recent
+    ]
+    if len(beats) > 1:
+        # Two schedulers: every tick and sync runs twice (harmless, but one should go).
+        names = ", ".join(row.name.removeprefix("beat:") for row in beats)
+        since = max((row.last_success_at for row in beats if row.last_success_at), default=None)
+        faults.append(Fault(f"{len(beats)} beats are running", since, names))
+    return ServiceStatus(sources, faults)

@@ -1,0 +1,173 @@
+"""Halt emails: claimed, sent, then marked sent; each once, and never lost to a crash.
+
+The faults are injected where they happen: a mail server that refuses, a sender that dies
+between sending and marking, two senders at once.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.core import mail
+from django.core.mail import EmailMessage
+
+from overview.models import Notification
+from overview.services import notifications
+from overview.services.notifications import (
+    CLAIM_LEASE,
+    halt_notifications_create,
+    notification_send,
+    notifications_send_pending,
+)
+from packages.models import EventKind, PhasingState, SourceSync
+from tests.factories import (
+    NOW,
+    PersonFactory,
+    PhasingEventFactory,
+    ProblemFactory,
+    PublicationFactory,
+)
+
+pytestmark = [pytest.mark.django_db, pytest.mark.embedded]
+
+
+@pytest.fixture
+def notification():
+    publication = PublicationFactory(
+        signer=PersonFactory(email="signer@example.org"), uploader=None, state=PhasingState.HALTED
+    )
+    ProblemFactory(publication=publication)
+    event = PhasingEventFactory(
+        publication=publication, kind=EventKind.HALTED, new_percentage=0, new_state="halted"
+    )
+    [created] = halt_notifications_create([(publication, event)], now=NOW)
+    return created
+
+
+class SenderDied(BaseException):
+    """A worker killed mid-task: nothing after the send runs, no except clause catches it."""
+
+
+def test_an_email_is_rendered_and_sent_by_its_own_task_and_marked_sent(notification):
+    assert notification.body == ""  # nothing rendered inside the tick
+    outcome = notification_send(notification_id=notification.pk, now=NOW)
+    notification.refresh_from_db()
+    assert outcome.status == "sent"
+    assert notification.sent_at == NOW and notification.attempts == 1
+    [email] = mail.outbox
+    assert email.to == ["signer@example.org"]
+    assert "crash_here" in email.body and email.body == notification.body
+    assert email.extra_headers["Message-ID"] == notifications.message_id(notification)
+    assert notification_send(notification_id=notification.pk, now=NOW).status == "not due"
+    assert len(mail.outbox) == 1
+
+
+def test_a_sender_killed_after_sending_leaves_an_email_that_is_sent_again_with_the_same_id(
+    notification, monkeypatch
+):
+    sent_ids = []
+    real_send = EmailMessage.send
+
+    def send_then_die(self, *args, **kwargs):
+        real_send(self, *args, **kwargs)
+        sent_ids.append(self.extra_headers["Message-ID"])
+        raise SenderDied
+
+    monkeypatch.setattr(EmailMessage, "send", send_then_die)
+    with pytest.raises(SenderDied):
+        notification_send(notification_id=notification.pk, now=NOW)
+    monkeypatch.setattr(EmailMessage, "send", real_send)
+    notification.refresh_from_db()
+    assert notification.sent_at is None and notification.claimed_at == NOW
+
+    # Its claim still stands: the periodic retry leaves it to the sender that holds it...
+    assert notifications_send_pending(now=NOW + CLAIM_LEASE - timedelta(seconds=1)) == 0
+    # ...until the claim has expired: then the email is sent again, as the same message.
+    assert notifications_send_pending(now=NOW + CLAIM_LEASE + timedelta(seconds=1)) == 1
+    notification.refresh_from_db()
+    assert notification.sent_at is not None and notification.attempts == 2
+    assert [m.extra_headers["Message-ID"] for m in mail.outbox] == sent_ids * 2
+
+
+def test_a_sender_killed_before_sending_loses_nothing(notification, monkeypatch):
+    def die(self, *args, **kwargs):
+        raise SenderDied
+
+    monkeypatch.setattr(EmailMessage, "send", die)
+    with pytest.raises(SenderDied):
+        notification_send(notification_id=notification.pk, now=NOW)
+    monkeypatch.undo()
+    assert notifications_send_pending(now=NOW + CLAIM_LEASE + timedelta(minutes=1)) == 1
+    assert [m.to for m in mail.outbox] == [["signer@example.org"]]
+
+
+def test_a_mail_server_down_is_retried_with_a_backoff_from_the_failure(notification, monkeypatch):
+    def refused(self, *args, **kwargs):
+        raise ConnectionRefusedError("smtp down")
+
+    monkeypatch.setattr(EmailMessage, "send", refused)
+    first = notification_send(notification_id=notification.pk, now=NOW)
+    notification.refresh_from_db()
+    assert (first.status, first.retry_in) == ("failed", timedelta(seconds=30))
+    assert notification.next_attempt_at == NOW + timedelta(seconds=30)
+    assert notification.claimed_at is None and "smtp down" in notification.error
+
+    # Not before its time, even for the periodic retry; then again, with a longer wait.
+    assert notifications_send_pending(now=NOW + timedelta(seconds=29)) == 0
+    second = notification_send(notification_id=notification.pk, now=NOW + timedelta(seconds=30))
+    assert second.retry_in == timedelta(minutes=1)
+
+    monkeypatch.undo()
+    later = NOW + timedelta(minutes=3)
+    assert notifications_send_pending(now=later) == 1
+    notification.refresh_from_db()
+    assert notification.sent_at == later and notification.error == ""
+
+
+def test_a_failing_mail_server_shows_as_a_fault_until_an_email_goes_out(
+    notification, monkeypatch
+):
+    monkeypatch.setattr(EmailMessage, "send", lambda self, *a, **k: 1 / 0)
+    notification_send(notification_id=notification.pk, now=NOW)
+    fault = SourceSync.objects.get(name="email")
+    assert (fault.kind, fault.failing_since) == ("service", NOW)
+    assert "ZeroDivisionError" in fault.last_error
+    monkeypatch.undo()
+    notification_send(notification_id=notification.pk, now=NOW + timedelta(minutes=1))
+    fault.refresh_from_db()
+    assert fault.failing_since is None and fault.last_error == ""
+
+
+def test_the_task_retries_a_failure_after_the_backoff(notification, monkeypatch):
+    from overview.tasks import send_notification
+
+    countdowns = []
+
+    def retry(*, countdown, **kwargs):
+        countdowns.append(countdown)
+        raise RuntimeError("retried")
+
+    monkeypatch.setattr(EmailMessage, "send", lambda self, *a, **k: 1 / 0)
+    monkeypatch.setattr(send_notification, "retry", retry)
+    with pytest.raises(RuntimeError, match="retried"):
+        send_notification.run(notification.pk)
+    assert countdowns == [30.0]
+
+
+def test_two_senders_at_once_send_each_email_once(notification, monkeypatch):
+    """The task sent after commit and the periodic retry reach the same email together."""
+    real_send = EmailMessage.send
+    during = []
+
+    def send_while_the_other_runs(self, *args, **kwargs):
+        # While this sender is sending, the other one looks at the same rows.
+        during.append(notifications_send_pending(now=NOW + timedelta(minutes=3)))
+        return real_send(self, *args, **kwargs)
+
+    monkeypatch.setattr(EmailMessage, "send", send_while_the_other_runs)
+    assert notification_send(notification_id=notification.pk, now=NOW + timedelta(minutes=3))
+    assert during == [0]
+    assert len(mail.outbox) == 1
+    assert notifications_send_pending(now=NOW + timedelta(minutes=4)) == 0
+    assert Notification.objects.get().attempts == 1
