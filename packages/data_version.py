@@ -99,6 +99,34 @@ def triggers_operation(tables: Sequence[str]) -> RunPython:
     return RunPython(install, remove)
 
 
+def triggers_reinstall_operation(tables: Sequence[str]) -> RunPython:
+    """The operation that puts these tables' triggers back. SQLite alters a table by
+    making a new one and copying the rows, which leaves its triggers behind: a migration
+    that alters a table named here is followed by this (harmless on PostgreSQL)."""
+
+    def reinstall(apps: object, schema_editor: BaseDatabaseSchemaEditor) -> None:
+        triggers_remove(schema_editor, tables)
+        triggers_install(schema_editor, tables)
+
+    return RunPython(reinstall, RunPython.noop)
+
+
+def triggers_installed(tables: Sequence[str]) -> dict[str, bool]:
+    """Whether each table has every trigger that raises the data version."""
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute("SELECT tgname FROM pg_trigger WHERE NOT tgisinternal")
+        else:
+            cursor.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")
+        names = {row[0] for row in cursor.fetchall()}
+    if connection.vendor == "postgresql":
+        return {table: _trigger(table) in names for table in tables}
+    return {
+        table: all(_trigger(table, op) in names for op in ("INSERT", "UPDATE", "DELETE"))
+        for table in tables
+    }
+
+
 def data_version() -> int:
     """The current data version: one query. 0 before the first write.
 
