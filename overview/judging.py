@@ -30,6 +30,9 @@ DAY = timedelta(days=1)
 # Reports an hour, on average, other packages of the release need before their hours say
 # how busy each hour is (at 200, one hour's count is within about 7 % of its mean).
 BUSY_HOURS_MIN_REPORTS = 200
+# ... and hours counted among the 24 up to one before it says how busy that one is (fewer:
+# even hours).
+BUSY_HOURS_MIN_KNOWN = 12
 
 
 @dataclass(frozen=True)
@@ -77,7 +80,9 @@ def publications_judge(
     baselines = _baselines(publications)
     activity = _activity(publications, since=first - DAY)
 
-    hours_of = {p.pk: int((last_hour - starts[p.pk]) / timedelta(hours=1)) + 1 for p in publications}
+    hours_of = {
+        p.pk: int((last_hour - starts[p.pk]) / timedelta(hours=1)) + 1 for p in publications
+    }
     percentages = {
         p.pk: exposure.hourly_percentages(histories[p.pk], start=starts[p.pk], hours=hours_of[p.pk])
         for p in publications
@@ -93,8 +98,8 @@ def publications_judge(
         for p in publications
     }
     default = exposure.prior(settings.PHASING_UPTAKE_HOURS)
-    by_release: dict[int, list[tuple[exposure.Sightings, exposure.Deficit | None]]] = (
-        defaultdict(list)
+    by_release: dict[int, list[tuple[exposure.Sightings, exposure.Deficit | None]]] = defaultdict(
+        list
     )
     for p in publications:
         by_release[p.release_id].append((own_sightings[p.pk], deficits[p.pk]))
@@ -285,7 +290,9 @@ def _histories(publications: Sequence[Publication]) -> dict[int, list[tuple[date
 Counts = dict[tuple[int, int, str], dict[datetime, int]]
 
 
-def _hourly_counts(publications: Sequence[Publication], *, since: datetime) -> tuple[Counts, Counts]:
+def _hourly_counts(
+    publications: Sequence[Publication], *, since: datetime
+) -> tuple[Counts, Counts]:
     """(release, package, version) → hour → crash events, and reports, for both versions:
     one query."""
     versions = {p.version for p in publications} | {
@@ -330,7 +337,9 @@ def _baselines(publications: Sequence[Publication]) -> dict[int, list[int]]:
         # From its first day with crashes: a version younger than the window has no days
         # before it, not days without crashes.
         first = min(counted, default=end)
-        baselines[p.pk] = [counted.get(first + timedelta(days=d), 0) for d in range((end - first).days)]
+        baselines[p.pk] = [
+            counted.get(first + timedelta(days=d), 0) for d in range((end - first).days)
+        ]
     return baselines
 
 
@@ -358,7 +367,9 @@ def _deficit(
     )
 
 
-def _activity(publications: Sequence[Publication], *, since: datetime) -> dict[int, dict[datetime, int]]:
+def _activity(
+    publications: Sequence[Publication], *, since: datetime
+) -> dict[int, dict[datetime, int]]:
     """Reports of every package, by release and hour: one query."""
     rows = (
         HourlyCrashCount.objects.filter(
@@ -396,14 +407,24 @@ def _busy_hours(
         return activity.get(moment, 0) - sum(c.get(moment, 0) for c in own)
 
     first = moments[0] - timedelta(hours=23)
-    series = [others(first + timedelta(hours=h)) for h in range(len(moments) + 23)]
-    if sum(series) / len(series) < BUSY_HOURS_MIN_REPORTS:
+    # Hours before the first one with any report are hours nobody counted (a deployment
+    # newer than a day, a backtest without hourly history), not quiet ones: read as zeros
+    # they would make the first day's hours look many times busier than the day around
+    # them, and a healthy update's crashes look like a rise.
+    counted_from = min(activity, default=moments[-1] + timedelta(hours=1))
+    series: list[float | None] = [
+        others(moment) if moment >= counted_from else None
+        for moment in (first + timedelta(hours=h) for h in range(len(moments) + 23))
+    ]
+    known = [value for value in series if value is not None]
+    if not known or sum(known) / len(known) < BUSY_HOURS_MIN_REPORTS:
         return None
     profile = []
     for h in range(len(moments)):
-        day = series[h : h + 24]
-        mean = sum(day) / 24
-        profile.append(series[h + 23] / mean if mean > 0 else 1.0)
+        day = [value for value in series[h : h + 24] if value is not None]
+        mean = sum(day) / len(day) if len(day) >= BUSY_HOURS_MIN_KNOWN else 0.0
+        here = series[h + 23]
+        profile.append(here / mean if mean > 0 and here is not None else 1.0)
     return profile
 
 

@@ -13,6 +13,7 @@ import pytest
 from django.db.models import Sum
 
 from overview import controller
+from overview.judging import _busy_hours
 from overview.models import Assessment, HourlyCrashCount, Problem, ProblemKind, VersionSighting
 from overview.services.ingest import crash_reports_ingest
 from overview.sources.base import CrashReportRecord
@@ -198,3 +199,17 @@ def test_a_gate_holds_while_the_evidence_is_insufficient_then_lets_go_after_the_
     controller.tick(now=T0 + 7 * HOUR, crash_source=LocalCrashSource())
     publication.refresh_from_db()
     assert publication.phased_update_percentage == 40
+
+
+def test_hours_before_any_report_was_counted_do_not_make_the_first_day_look_busy():
+    """A deployment (or a backtest) whose hourly counts begin at the update's publication:
+    read as quiet, the hours before would make each early hour look up to 24 times busier
+    than its day, and a healthy busy package's crashes on the new version look like a rise."""
+    publication = update()
+    start = T0 - 24 * HOUR
+    moments = [start + h * HOUR for h in range(24)]
+    activity = {moment: 300 for moment in moments}  # other packages: steady, counted from start
+
+    profile = _busy_hours(publication, {}, activity, moments)
+
+    assert profile == [1.0] * 24
