@@ -6,7 +6,7 @@ CELERY := $(VENV)/bin/celery
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test install install-dev browser-deps lint bench check-deploy clean
+.PHONY: run test install install-dev browser-deps lint bench backtest check-deploy clean mutants
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -59,5 +59,35 @@ check-deploy: install
 bench: install-dev
 	$(PY) -m bench $(BENCH_ARGS)
 
+# The judges against the project's own scenario set (bench/scenarios.py, seeded): both side
+# by side, then the sequential judge with uptake estimated twice too fast and twice too
+# slow. Lines and summaries under bench/results/; the tables on the terminal.
+BACKTEST_UPDATES ?= 300
+BACKTEST_HOURS ?= 120
+BACKTEST_SEED ?= 1
+BACKTEST_OUT := bench/results/backtest
+backtest: install
+	mkdir -p var
+	$(PY) -m bench.scenarios --updates $(BACKTEST_UPDATES) --hours $(BACKTEST_HOURS) \
+	  --seed $(BACKTEST_SEED) > var/backtest-scenarios.json
+	$(PY) manage.py phasing_backtest --scenarios var/backtest-scenarios.json \
+	  --seed $(BACKTEST_SEED) --output $(BACKTEST_OUT)-lines.jsonl \
+	  --summary $(BACKTEST_OUT)-summary.json
+	for factor in 0.5 2; do \
+	  $(PY) manage.py phasing_backtest --scenarios var/backtest-scenarios.json --judge sequential \
+	    --seed $(BACKTEST_SEED) --uptake-estimate-factor $$factor \
+	    --output $(BACKTEST_OUT)-uptake-x$$factor-lines.jsonl \
+	    --summary $(BACKTEST_OUT)-uptake-x$$factor-summary.json || exit 1; \
+	done
+
 clean:
-	rm -rf var staticfiles test-artifacts .pytest_cache
+	rm -rf var staticfiles test-artifacts .pytest_cache mutants
+
+# Mutation testing (mutmut, not part of CI) of the rules: the regression rules, the policy
+# arithmetic and the controller's decision function, each mutant against the tests that
+# pin them. Prints the survivors; `mutmut show NAME` shows one. Slow: tens of minutes.
+MUTANTS ?= "overview.crashes.*" "packages.policy.*" "overview.controller.x__decide__mutmut_*"
+mutants: install-dev
+	rm -rf mutants
+	$(VENV)/bin/mutmut run $(MUTANTS)
+	$(VENV)/bin/mutmut results | grep -v ': not checked$$' || true
