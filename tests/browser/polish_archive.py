@@ -11,6 +11,7 @@ from django.utils import timezone
 from packages.models import EventKind, PhasingState, Release
 from tests.factories import (
     AssessmentFactory,
+    CrashReportFactory,
     ErrorBucketFactory,
     PhasingEventFactory,
     ProblemFactory,
@@ -50,7 +51,15 @@ def polish_archive() -> dict[str, object]:
             date_published=now - timedelta(days=2),
             last_increase_at=now - timedelta(hours=2),
         )
-        AssessmentFactory(publication=publications[name], assessed_at=now)
+        AssessmentFactory(
+            publication=publications[name],
+            assessed_at=now,
+            **(
+                {"verdict": "insufficient", "evidence": "12 crash events of the 40 needed"}
+                if name == "coreutils"
+                else {}
+            ),
+        )
     mutter = PublicationFactory(
         release=noble,
         source_package=SourcePackageFactory(name="mutter"),
@@ -98,4 +107,18 @@ def polish_archive() -> dict[str, object]:
         )
         ProblemFactory(publication=mutter, bucket=bucket)
         buckets.append(bucket)
-    return {"now": now, "noble": noble, "jammy": jammy, "mutter": mutter, "buckets": buckets}
+    report = CrashReportFactory(
+        bucket=buckets[0],
+        source_package=mutter.source_package,
+        version=mutter.version,
+        release=noble,
+        reported_at=now - timedelta(hours=2),
+    )
+    return {
+        "now": now,
+        "report": report,
+        "noble": noble,
+        "jammy": jammy,
+        "mutter": mutter,
+        "buckets": buckets,
+    }
