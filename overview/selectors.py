@@ -33,6 +33,7 @@ from packages.models import (
     PhasingState,
     Publication,
     Release,
+    SourcePackage,
 )
 from packages.selectors import PolicyMap
 
@@ -221,6 +222,10 @@ class ReleaseSummary:
     codename: str
     version: str
     counts: list[tuple[int, int]] = field(default_factory=list)  # (percentage, how many)
+    halted: int = 0
+    paused: int = 0
+    frozen: bool = False
+    frozen_reason: str = ""
 
     @property
     def total(self) -> int:
@@ -228,20 +233,43 @@ class ReleaseSummary:
 
 
 def release_summaries(publications: QuerySet[Publication]) -> list[ReleaseSummary]:
-    """'3 at 90%, 5 at 80%, 2 at 0%' per release, newest release first: one query."""
+    """'3 at 90%, 5 at 80%, 2 at 0%' per release, newest release first, with how many are
+    halted and paused and whether the release is frozen: one query."""
     rows = (
         publications.order_by()
-        .values("release_id", "release__codename", "release__version", "phased_update_percentage")
+        .values(
+            "release_id",
+            "release__codename",
+            "release__version",
+            "release__frozen",
+            "release__frozen_reason",
+            "phased_update_percentage",
+            "state",
+        )
         .annotate(n=Count("id"))
-        .order_by("-release__version", "release_id", "-phased_update_percentage")
+        .order_by("-release__version", "release_id", "-phased_update_percentage", "state")
     )
     summaries: dict[int, ReleaseSummary] = {}
     for row in rows:
         summary = summaries.setdefault(
             row["release_id"],
-            ReleaseSummary(row["release_id"], row["release__codename"], row["release__version"]),
+            ReleaseSummary(
+                row["release_id"],
+                row["release__codename"],
+                row["release__version"],
+                frozen=row["release__frozen"],
+                frozen_reason=row["release__frozen_reason"],
+            ),
         )
-        summary.counts.append((row["phased_update_percentage"], row["n"]))
+        percentage, n = row["phased_update_percentage"], row["n"]
+        if summary.counts and summary.counts[-1][0] == percentage:
+            summary.counts[-1] = (percentage, summary.counts[-1][1] + n)
+        else:
+            summary.counts.append((percentage, n))
+        if row["state"] == PhasingState.HALTED:
+            summary.halted += n
+        elif row["state"] == PhasingState.PAUSED:
+            summary.paused += n
     return list(summaries.values())
 
 
@@ -381,7 +409,36 @@ def machine_rows(
 # --- Feeds ----------------------------------------------------------------------------------
 
 
-def phasing_events(*, release: Release | None, kinds: tuple[str, ...] = (), limit: int = 50):
+# Notes a person's decision leaves on every update it touches (a freeze, a policy, a
+# release's change): one line each would flood a feed, so feeds show them once a release.
+RELEASE_NOTES = (EventKind.FROZEN, EventKind.UNFROZEN, EventKind.POLICY, EventKind.RELEASE)
+
+
+@dataclass(frozen=True)
+class ReleaseNote:
+    """One decision noted on `count` updates of a release at once."""
+
+    first_id: int
+    codename: str
+    kind: str
+    created_at: datetime
+    reason: str
+    actor_name: str
+    count: int
+
+    def get_kind_display(self) -> str:
+        return EventKind(self.kind).label
+
+
+def phasing_events(
+    *,
+    release: Release | None,
+    package: SourcePackage | None = None,
+    kinds: tuple[str, ...] = (),
+    limit: int = 50,
+) -> list[PhasingEvent | ReleaseNote]:
+    """The latest events, newest first, the notes of one decision on many updates of a
+    release as one ReleaseNote; two queries."""
     events = PhasingEvent.objects.select_related(
         "publication__release", "publication__source_package", "publication__assessment"
     ).order_by("-created_at", "-id")
@@ -389,4 +446,38 @@ def phasing_events(*, release: Release | None, kinds: tuple[str, ...] = (), limi
         events = events.filter(kind__in=kinds)
     if release is not None:
         events = events.filter(publication__release=release)
-    return list(events[:limit])
+    if package is not None:
+        events = events.filter(publication__source_package=package)
+    notes_kinds = [kind for kind in RELEASE_NOTES if not kinds or kind in kinds]
+    notes = (
+        []
+        if not notes_kinds
+        else [
+            ReleaseNote(
+                first_id=row["first_id"],
+                codename=row["publication__release__codename"],
+                kind=row["kind"],
+                created_at=row["created_at"],
+                reason=row["reason"],
+                actor_name=row["actor_name"],
+                count=row["n"],
+            )
+            for row in events.filter(kind__in=notes_kinds)
+            .order_by()
+            .values("publication__release__codename", "kind", "created_at", "reason", "actor_name")
+            .annotate(n=Count("id"), first_id=Min("id"))
+            .order_by("-created_at", "-first_id")[:limit]
+        ]
+    )
+    items: list[PhasingEvent | ReleaseNote] = [
+        *events.exclude(kind__in=RELEASE_NOTES)[:limit],
+        *notes,
+    ]
+    items.sort(
+        key=lambda item: (
+            item.created_at,
+            item.first_id if isinstance(item, ReleaseNote) else item.pk,
+        ),
+        reverse=True,
+    )
+    return items[:limit]

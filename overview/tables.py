@@ -62,8 +62,9 @@ class SafeTableExport(TableExport):
 
 
 def _short_time(moment: datetime) -> str:
-    """'3 Dec 14:05' (Django's "j M H:i", without its formatter's cost per cell)."""
-    return f"{moment.day} {moment:%b %H:%M}"
+    """'3 Dec 14:05 UTC' (Django's "j M H:i T", without its formatter's cost per cell): a
+    time read on a page people keep open across time zones says its zone."""
+    return f"{moment.day} {moment:%b %H:%M %Z}"
 
 
 _NONE = mark_safe('<span class="muted">none</span>')

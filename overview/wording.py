@@ -111,6 +111,14 @@ def summary_words(summary: ReleaseSummary) -> str:
     return ", ".join(f"{count} at {percentage}%" for percentage, count in summary.counts)
 
 
+def summary_holds(summary: ReleaseSummary) -> str:
+    """'2 halted, 1 paused': the updates of a release a person has to look at."""
+    parts = [f"{summary.halted} halted"] if summary.halted else []
+    if summary.paused:
+        parts.append(f"{summary.paused} paused")
+    return ", ".join(parts)
+
+
 def verdict_label(assessment: Assessment | None) -> str:
     """'Regressed', 'Healthy', 'Insufficient evidence', or '—' before the first tick."""
     return assessment.get_verdict_display() if assessment is not None else "—"

@@ -1,8 +1,11 @@
 """Percentage-over-time charts as server-rendered SVG. Plain Python, no Django.
 
 The chart reads without JavaScript: a step line of the phased-update percentage, axis
-labels in UTC, halts marked in red and pauses in amber, each marker with a <title> a
-screen reader or a mouse can reach. Every piece of text is escaped here.
+labels in UTC, halts marked in red, pauses in amber and resumes in green, each marker
+labelled on the chart (a second halt says so) and with a <title> a screen reader or a mouse
+can reach. Labels near the right edge turn to the left of their marker, so none is cut off;
+text is placed in em units from its anchor, so the page's stylesheet can enlarge it on a
+phone without it running into the axes. Every piece of text is escaped here.
 """
 
 from __future__ import annotations
@@ -13,18 +16,24 @@ from datetime import UTC, datetime, timedelta
 from html import escape
 
 WIDTH = 720
-HEIGHT = 260
-LEFT, RIGHT, TOP, BOTTOM = 56, 20, 16, 48
+HEIGHT = 280
+# Room for the axis labels at the phone stylesheet's size (22 user units).
+LEFT, RIGHT, TOP, BOTTOM = 84, 24, 16, 58
+# A label this close to the right edge is drawn to the left of its marker.
+LABEL_ROOM = 150
 
 HALT = "halted"
 PAUSE = "paused"
+RESUME = "resumed"
+FLAGS = {HALT: "halt", PAUSE: "pause", RESUME: "resume"}
+LEGEND = (("line", "percentage"), ("halt", "halt"), ("pause", "pause"), ("resume", "resume"))
 
 
 @dataclass(frozen=True)
 class ChartPoint:
     at: datetime
     percentage: int
-    kind: str = ""  # an event kind; HALT and PAUSE get markers
+    kind: str = ""  # an event kind; HALT, PAUSE and RESUME get labelled markers
     label: str = ""
 
 
@@ -108,20 +117,22 @@ def percentage_chart(
     for value in (0, 25, 50, 75, 100):
         out.append(
             f'<line class="grid" x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{y(value)}" y2="{y(value)}"/>'
-            f'<text x="{LEFT - 8}" y="{y(value) + 4}" text-anchor="end">{value}%</text>'
+            f'<text x="{LEFT - 8}" y="{y(value)}" dy=".35em" text-anchor="end">{value}%</text>'
         )
     out.append(
-        f'<text class="axis-title" transform="translate(14 {TOP + plot_h / 2}) rotate(-90)" '
-        f'text-anchor="middle">Phased-update percentage</text></g>'
+        f'<text class="axis-title" transform="translate(20 {TOP + plot_h / 2}) rotate(-90)" '
+        f'text-anchor="middle">Phased percentage</text></g>'
     )
     # Time axis.
     step = _tick_step(end - start)
     out.append('<g class="axis axis-x">')
     out.append(f'<line class="baseline" x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{y(0)}" y2="{y(0)}"/>')
     for tick in _time_ticks(start, end):
+        # The last label would overhang the right edge if centred on its tick.
+        anchor = "end" if x(tick) > WIDTH - RIGHT - 40 else "middle"
         out.append(
             f'<line class="tick" x1="{x(tick)}" x2="{x(tick)}" y1="{y(0)}" y2="{y(0) + 5}"/>'
-            f'<text x="{x(tick)}" y="{y(0) + 18}" text-anchor="middle">'
+            f'<text x="{x(tick)}" y="{y(0) + 6}" dy="1em" text-anchor="{anchor}">'
             f"{escape(_tick_label(tick, step))}</text>"
         )
     out.append(
@@ -137,10 +148,14 @@ def percentage_chart(
             path.append(f"V{y(point.percentage)}")
     path.append(f"H{x(end)}")
     out.append(f'<path class="line" d="{" ".join(path)}"/>')
-    # Markers: every step as a dot, halts and pauses as labelled flags.
+    # Markers: every step as a dot; halts, pauses and resumes as labelled flags, their
+    # labels staggered over three rows so that a resume and a re-halt close together
+    # both stay readable.
     out.append('<g class="points">')
+    halts = 0
+    flags = 0
     for point in ordered:
-        css = "halt" if point.kind == HALT else "pause" if point.kind == PAUSE else "step"
+        css = FLAGS.get(point.kind, "step")
         label = (
             point.label or f"{point.percentage}% at {point.at.astimezone(UTC):%Y-%m-%d %H:%M} UTC"
         )
@@ -150,14 +165,35 @@ def percentage_chart(
                 f'<circle class="step" cx="{cx}" cy="{cy}" r="3"><title>{escape(label)}</title></circle>'
             )
             continue
+        if css == "halt":
+            halts += 1
+        words = "halted again" if css == "halt" and halts > 1 else point.kind
+        if cx > WIDTH - RIGHT - LABEL_ROOM:
+            text_x, anchor = cx - 5, "end"
+        else:
+            text_x, anchor = cx + 5, "start"
         out.append(
             f'<g class="{css}"><title>{escape(label)}</title>'
             f'<line x1="{cx}" x2="{cx}" y1="{TOP}" y2="{y(0)}"/>'
             f'<circle cx="{cx}" cy="{cy}" r="5"/>'
-            f'<text x="{cx + 4}" y="{TOP + 10}">{"halted" if css == "halt" else "paused"}</text></g>'
+            f'<text x="{text_x}" y="{TOP}" dy="{1 + 1.2 * (flags % 3):.1f}em" '
+            f'text-anchor="{anchor}">{escape(words)}</text></g>'
         )
+        flags += 1
     out.append("</g></svg>")
     return "".join(out)
+
+
+def legend(points: Sequence[ChartPoint]) -> str:
+    """The chart's key, naming only the markers it draws (decoration: the chart's title,
+    description and markers say the same to a screen reader)."""
+    shown = {"line"} | {FLAGS[p.kind] for p in points if p.kind in FLAGS}
+    keys = "".join(
+        f'<li><span class="key key-{key}"></span> {words}</li>'
+        for key, words in LEGEND
+        if key in shown
+    )
+    return f'<div class="legend" aria-hidden="true"><ul>{keys}</ul></div>'
 
 
 def percentage_bar(percentage: int) -> str:

@@ -101,7 +101,7 @@ def chart_points(series: ChartSeries) -> list[charts.ChartPoint]:
             f"{event.created_at:%Y-%m-%d %H:%M} UTC: {event.get_kind_display().lower()}, "
             f"{event.percentage_change}"
         )
-        if event.kind in (charts.HALT, charts.PAUSE):
+        if event.kind in charts.FLAGS:
             label += f" by {event.actor_name}" + (f": {event.reason}" if event.reason else "")
         points.append(charts.ChartPoint(event.created_at, event.new_percentage, event.kind, label))
     return points

@@ -161,6 +161,8 @@ AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 
 LANGUAGE_CODE = "en-gb"
 TIME_ZONE = "UTC"
+# Times in the admin say their zone (phasing_site/formats/en_GB/formats.py).
+FORMAT_MODULE_PATH = ["phasing_site.formats"]
 USE_I18N = True
 USE_TZ = True
 

@@ -1,12 +1,21 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
+from django.http import HttpRequest, HttpResponseRedirect
+from django.templatetags.static import static
 from django.urls import include, path
 
 from overview.api import api
 from overview.monitoring import views as monitoring
 from packages.admin.forms import LoginForm
 
+
+def favicon(request: HttpRequest) -> HttpResponseRedirect:
+    # Feed readers and old browsers ask for /favicon.ico without reading the page's <link>.
+    return HttpResponseRedirect(static("img/favicon.svg"))
+
+
 urlpatterns = [
+    path("favicon.ico", favicon, name="favicon"),
     path("admin/", admin.site.urls),
     path(
         "accounts/login/",

@@ -82,6 +82,7 @@ ROUTES: dict[str, Route] = {
     "overview:problem": route(PUBLIC, pk="bucket"),
     "overview:machine": route(PUBLIC),
     "overview:sources": route(PUBLIC),
+    "favicon": route(expect("302 302 302 302 302")),
     "overview:feed-halts": route(PUBLIC),
     "overview:feed-changes": route(PUBLIC),
     "packages:history": route(PUBLIC, name="package_name"),

@@ -19,14 +19,14 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urlencode, urljoin, urlsplit
 
 from django.conf import settings
 from django.core.mail import EmailMessage
 from django.db import transaction
 from django.db.models import F, Q
 from django.template.loader import render_to_string
-from django.urls import reverse
+from django.urls import get_script_prefix, reverse
 from django.utils import timezone
 
 from overview.models import Notification, Problem
@@ -51,6 +51,11 @@ def _recipients(publication: Publication) -> dict[int, list[str]]:
 
 
 def _site(path: str) -> str:
+    """The page at `path` (from reverse()) on the configured site, PHASING_SITE_URL, which
+    may have a path of its own: the one in reverse()'s answer is dropped so it is not doubled."""
+    prefix = get_script_prefix()
+    if path.startswith(prefix):
+        path = path[len(prefix) :]
     return urljoin(settings.PHASING_SITE_URL.rstrip("/") + "/", path.lstrip("/"))
 
 
@@ -139,8 +144,11 @@ def _body(notification: Notification) -> str:
             "problems": [
                 {"problem": p, "link": _problem_link(p)} for p in problems if not p.is_overridden
             ],
-            "history_url": _site(publication.get_absolute_url()),
-            "admin_url": _site(reverse("admin:index") + "packages/publication/"),
+            "history_url": _site(
+                f"{publication.get_absolute_url()}?{urlencode({'release': publication.release.codename})}"
+                f"#publication-{publication.pk}"
+            ),
+            "admin_url": _site(reverse("admin:packages_publication_change", args=[publication.pk])),
         },
     )
 

@@ -23,6 +23,7 @@ for _name in (
     "utc_time",
     "outlook_text",
     "summary_words",
+    "summary_holds",
     "verdict_label",
     "share_line",
     "averted_words",

@@ -95,11 +95,13 @@ class BucketOverrideForm(_ScopeMixin):
     field_order = ("source_package", "version", "all_versions", "reason")
 
     def __init__(self, *args, bucket: ErrorBucket, **kwargs) -> None:
+        # The reports page also has the reports' filter, whose version is id_version.
+        kwargs.setdefault("auto_id", "override_%s")
         super().__init__(*args, **kwargs)
         field = self.fields["source_package"]
         assert isinstance(field, forms.ModelChoiceField)
         field.queryset = packages_of_bucket(bucket)
-        if bucket.source_package_id:
+        if bucket.source_package_id and "source_package" not in self.initial:
             field.initial = bucket.source_package_id
 
 

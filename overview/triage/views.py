@@ -28,7 +28,9 @@ from overview.triage.forms import (
     CrashReportFilter,
     RateOverrideForm,
     RevokeForm,
+    packages_of_bucket,
 )
+from packages import inputs
 from packages.permissions import acting_user, can_override_problems, can_read_crash_reports
 
 REPORTS_PER_PAGE = 50
@@ -86,11 +88,29 @@ def _reports_page(
         "page": page,
         "overrides": _bucket_overrides(bucket),
         "can_override": can_override_problems(request.user),
-        "override_form": override_form or BucketOverrideForm(bucket=bucket),
+        "override_form": override_form
+        or BucketOverrideForm(
+            bucket=bucket, initial=_override_initial(request, bucket, report_filter.versions)
+        ),
         "version_hints": report_filter.versions,
         "revoke_form": RevokeForm(),
     }
     return render(request, "triage/reports.html", context, status=status)
+
+
+def _override_initial(request: HttpRequest, bucket: ErrorBucket, versions: list[str]) -> dict:
+    """The override form starts from the version the reports are filtered by, and from the
+    package of the report a triager came from (?package=, from the report's page)."""
+    initial: dict = {}
+    version = request.GET.get("version", "")
+    if version in versions:
+        initial["version"] = version
+    name = request.GET.get("package", "")
+    if name and not inputs.source_name_problem(name):
+        package = packages_of_bucket(bucket).filter(name=name).first()
+        if package is not None:
+            initial["source_package"] = package.pk
+    return initial
 
 
 @triager_required
@@ -104,7 +124,8 @@ def report(request: HttpRequest, pk: int) -> HttpResponse:
     crash = get_object_or_404(
         CrashReport.objects.select_related("bucket", "release", "source_package"), pk=pk
     )
-    return render(request, "triage/report.html", {"report": crash})
+    context = {"report": crash, "can_override": can_override_problems(request.user)}
+    return render(request, "triage/report.html", context)
 
 
 @override_permission_required

@@ -27,7 +27,8 @@ def history_chart(series: ChartSeries, now: datetime) -> SafeString:
         f"now {publication.phased_update_percentage}% ({publication.get_state_display().lower()})"
         + (f", halted {halts} time{'s' if halts != 1 else ''}." if halts else ".")
     )
-    # charts.percentage_chart escapes every piece of text it writes.
+    # charts.percentage_chart escapes every piece of text it writes; the legend writes none
+    # of the data.
     return mark_safe(
         charts.percentage_chart(
             points,
@@ -37,6 +38,7 @@ def history_chart(series: ChartSeries, now: datetime) -> SafeString:
             f"({publication.release.codename}): percentage over time",
             description=description,
         )
+        + charts.legend(points)
     )
 
 

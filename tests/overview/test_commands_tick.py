@@ -39,3 +39,26 @@ def test_the_tick_command_refuses_a_moment_without_a_time_zone():
 
     with pytest.raises(CommandError, match="time zone"):
         call_command("phasing_tick", "--now", "2026-12-01T00:00:00")
+
+
+def test_a_dry_run_lists_updates_by_release_then_package(capsys, monkeypatch, crashes):
+    from tests.factories import ReleaseFactory, SourcePackageFactory
+
+    noble = ReleaseFactory(codename="noble", version="24.04")
+    jammy = ReleaseFactory(codename="jammy", version="22.04")
+    # Created out of order, so the controller's own order (by id) is not the answer.
+    for release, name in ((noble, "zsh"), (jammy, "vim"), (noble, "bash"), (jammy, "apt")):
+        PublicationFactory(
+            release=release, source_package=SourcePackageFactory(name=name), last_increase_at=T0
+        )
+    monkeypatch.setattr("overview.controller.configured_crash_source", lambda: crashes)
+
+    call_command("phasing_tick", "--now", (T0 + 6 * HOURS).isoformat(), "--dry-run")
+
+    lines = capsys.readouterr().out.splitlines()[:-1]
+    assert [line.split(" ")[:2] for line in lines] == [
+        ["jammy", "apt"],
+        ["jammy", "vim"],
+        ["noble", "bash"],
+        ["noble", "zsh"],
+    ]

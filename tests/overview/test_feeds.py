@@ -126,6 +126,58 @@ def test_feeds_cost_a_fixed_number_of_queries(anonymous, django_assert_num_queri
         )
         if n % 2:
             AssessmentFactory(publication=event.publication)
-    # 1 the release of the filter, 2 the events with their publications and verdicts.
-    with django_assert_num_queries(2):
+    # 1 the release of the filter, 2 the events with their publications and verdicts,
+    # 3 the notes of decisions on a whole release, one row per decision.
+    with django_assert_num_queries(3):
         assert anonymous.get("/feeds/changes/?release=noble").status_code == 200
+
+
+def test_freezing_a_release_is_one_entry_not_one_per_update(anonymous):
+    from packages.services import release_freeze
+    from tests.factories import UserFactory
+
+    noble = ReleaseFactory(codename="noble")
+    for n in range(20):
+        PublicationFactory(
+            release=noble,
+            source_package=SourcePackageFactory(name=f"p{n}"),
+            phased_update_percentage=20,
+        )
+    release_freeze(release=noble, actor=UserFactory(username="ana"), reason="point release")
+
+    entries = _entries(anonymous.get("/feeds/changes/"))
+
+    assert [e["title"] for e in entries] == ["noble: release frozen, 20 updates in phasing"]
+    assert entries[0]["summary"] == "Release frozen by ana: point release"
+    assert entries[0]["link"].endswith("/?release=noble")
+    assert not any(
+        "20% → 20%" in e["title"] or ": release frozen, 20%" in e["title"] for e in entries
+    )
+
+
+def test_a_feed_of_one_source_package(anonymous, events):
+    halt, advance = events
+
+    bash = _entries(anonymous.get("/feeds/changes/?package=bash"))
+    zsh_halts = _entries(anonymous.get("/feeds/halts/?package=zsh"))
+
+    assert [e["title"] for e in bash] == ["bash 5.2-2ubuntu0.1 (noble): halted, 30% → 0%"]
+    assert zsh_halts == []
+    root = ElementTree.fromstring(anonymous.get("/feeds/changes/?package=bash").content)
+    assert root.findtext(f"{ATOM}title") == "Phasing changes: bash"
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "package=nosuchpackage",
+        "package=%3Cscript%3E",
+        "package=" + "a" * 5000,
+        "package=%00",
+        "release=no%20such",
+        "package=bash&release=nosuch",
+    ],
+)
+def test_a_bad_package_or_release_is_a_4xx_never_a_500(anonymous, events, query):
+    for feed in ("changes", "halts"):
+        assert 400 <= anonymous.get(f"/feeds/{feed}/?{query}").status_code < 500

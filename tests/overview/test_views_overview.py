@@ -68,6 +68,38 @@ def test_it_says_the_summary_per_release_in_words(anonymous):
     assert "6 updates in phasing" in response.content.decode()
 
 
+def test_the_summary_counts_halted_and_paused_updates_and_shows_a_freeze_and_why(anonymous):
+    from packages.services import release_freeze
+
+    noble = ReleaseFactory(codename="noble", version="24.04")
+    jammy = ReleaseFactory(codename="jammy", version="22.04")
+    for percentage, state in ((0, PhasingState.HALTED), (0, PhasingState.PHASING)):
+        PublicationFactory(release=noble, phased_update_percentage=percentage, state=state)
+    PublicationFactory(release=noble, phased_update_percentage=40, state=PhasingState.PAUSED)
+    PublicationFactory(release=jammy, phased_update_percentage=40)
+    release_freeze(release=jammy, actor=UserFactory(username="ana"), reason="point release 22.04.6")
+
+    html = anonymous.get("/").content.decode()
+
+    noble_card = html[html.index('<article class="summary">') : html.index("</article>")]
+    assert "3 updates in phasing: 1 halted, 1 paused" in noble_card
+    assert "1 at 40%, 2 at 0%" in noble_card
+    assert "frozen" not in noble_card
+    jammy_card = html[html.index(">jammy</a>") :]
+    jammy_card = jammy_card[: jammy_card.index("</article>")]
+    assert "1 update in phasing</p>" in jammy_card
+    assert "frozen</span>" in jammy_card and "point release 22.04.6" in jammy_card
+
+
+def test_the_times_in_the_table_say_their_zone(anonymous):
+    PublicationFactory(date_published=NOW - timedelta(days=1))
+
+    html = anonymous.get("/").content.decode()
+
+    shown = (NOW - timedelta(days=1)).strftime("%H:%M")
+    assert f"{shown} UTC</time>" in html
+
+
 def test_it_says_when_the_next_step_and_100_percent_come(anonymous):
     # Default policy: +10 every 6 hours. Last increase 3 h 50 min ago at 50%.
     PublicationFactory(

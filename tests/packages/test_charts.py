@@ -7,7 +7,17 @@ from xml.etree import ElementTree
 
 import pytest
 
-from packages.charts import HALT, PAUSE, ChartPoint, percentage_chart
+from packages.charts import (
+    HALT,
+    LEFT,
+    PAUSE,
+    RESUME,
+    RIGHT,
+    WIDTH,
+    ChartPoint,
+    legend,
+    percentage_chart,
+)
 
 SVG = "{http://www.w3.org/2000/svg}"
 START = datetime(2026, 12, 1, 0, 0, tzinfo=UTC)
@@ -37,7 +47,7 @@ def test_it_labels_both_axes():
     texts = [t.text for t in _chart([ChartPoint(START, 10)]).iter(f"{SVG}text")]
 
     assert {"0%", "25%", "50%", "75%", "100%"} <= set(texts)
-    assert "Phased-update percentage" in texts
+    assert "Phased percentage" in texts
     assert any(t.startswith("Time (UTC)") for t in texts)
     assert "2 Dec" in texts
 
@@ -50,9 +60,10 @@ def test_the_line_is_a_staircase_that_holds_between_events():
 
     path = svg.find(f".//{SVG}path").get("d")
     # Starts at 10%, runs flat to the step, rises to 20%, runs flat to the end.
-    assert path.startswith("M56.0,")
+    assert path.startswith(f"M{LEFT:.1f},")
     commands = path.split()
-    assert commands[1].startswith("H") and commands[2].startswith("V") and commands[3] == "H700.0"
+    assert commands[1].startswith("H") and commands[2].startswith("V")
+    assert commands[3] == f"H{WIDTH - RIGHT:.1f}"
 
 
 def test_halts_and_pauses_are_marked_with_their_reasons():
@@ -87,3 +98,51 @@ def test_every_text_is_escaped():
 def test_it_needs_a_point():
     with pytest.raises(ValueError):
         percentage_chart([], end=START, chart_id="c", title="t", description="d")
+
+
+def _flag_labels(svg: ElementTree.Element) -> dict[str, list[ElementTree.Element]]:
+    labels: dict[str, list[ElementTree.Element]] = {}
+    for group in svg.iter(f"{SVG}g"):
+        if group.get("class") in ("halt", "pause", "resume"):
+            labels.setdefault(group.get("class"), []).append(group.find(f"{SVG}text"))
+    return labels
+
+
+def test_a_resume_and_a_second_halt_are_marked_and_labelled():
+    svg = _chart(
+        [
+            ChartPoint(START, 10),
+            ChartPoint(START + timedelta(hours=6), 0, HALT, "halted: new crash"),
+            ChartPoint(START + timedelta(hours=8), 20, RESUME, "resumed by ada: overridden"),
+            ChartPoint(START + timedelta(hours=9), 0, HALT, "halted: another crash"),
+        ]
+    )
+
+    labels = _flag_labels(svg)
+    assert [t.text for t in labels["halt"]] == ["halted", "halted again"]
+    assert [t.text for t in labels["resume"]] == ["resumed"]
+    # Close together, so each label has a row of its own.
+    rows = {t.get("dy") for t in labels["halt"] + labels["resume"]}
+    assert len(rows) == 3
+
+
+def test_a_label_near_the_right_edge_turns_left_so_it_is_not_cut_off():
+    end = START + timedelta(days=2)
+    svg = _chart(
+        [ChartPoint(START, 10), ChartPoint(end - timedelta(minutes=10), 0, HALT, "halted")],
+        end=end,
+    )
+
+    early = _chart([ChartPoint(START, 10), ChartPoint(START + timedelta(hours=1), 0, HALT)])
+    assert _flag_labels(svg)["halt"][0].get("text-anchor") == "end"
+    assert float(_flag_labels(svg)["halt"][0].get("x")) < WIDTH - RIGHT
+    assert _flag_labels(early)["halt"][0].get("text-anchor") == "start"
+    # The last time label ends at its tick rather than overhanging the edge.
+    ticks = [t for t in svg.iter(f"{SVG}text") if t.get("dy") == "1em"]
+    assert ticks[-1].get("text-anchor") == "end"
+
+
+def test_the_legend_lists_only_what_the_chart_shows():
+    assert "halt" not in legend([ChartPoint(START, 10), ChartPoint(START, 20, "advanced")])
+    key = legend([ChartPoint(START, 10), ChartPoint(START, 0, HALT), ChartPoint(START, 10, RESUME)])
+    assert "key-halt" in key and "key-resume" in key and "key-pause" not in key

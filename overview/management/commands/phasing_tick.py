@@ -33,6 +33,9 @@ class Command(BaseCommand):
     def handle(self, *args, **options) -> None:
         now = aware(options["now"]) if options["now"] else timezone.now()
         decisions = controller.tick(now=now, dry_run=options["dry_run"])
+        # By release, then package (the label starts "codename package version"), so a
+        # person reads one release's plan together rather than in the controller's order.
+        decisions = sorted(decisions, key=lambda decision: decision.label.split(" "))
         counts: dict[str, int] = {}
         for decision in decisions:
             counts[decision.action] = counts.get(decision.action, 0) + 1

@@ -171,3 +171,39 @@ def test_two_senders_at_once_send_each_email_once(notification, monkeypatch):
     assert len(mail.outbox) == 1
     assert notifications_send_pending(now=NOW + timedelta(minutes=4)) == 0
     assert Notification.objects.get().attempts == 1
+
+
+def test_links_in_an_email_use_the_configured_site_url(notification, settings):
+    settings.PHASING_SITE_URL = "https://phasing.example.org/sru/"
+    publication = notification.publication
+    bucket_id = publication.problems.get().bucket_id
+
+    notification_send(notification_id=notification.pk, now=NOW)
+
+    [email] = mail.outbox
+    history = (
+        f"https://phasing.example.org/sru/source/{publication.source_package.name}/"
+        f"?release={publication.release.codename}#publication-{publication.pk}"
+    )
+    assert history in email.body
+    assert f"https://phasing.example.org/sru/problems/{bucket_id}/" in email.body
+    assert (
+        f"https://phasing.example.org/sru/admin/packages/publication/{publication.pk}/change/"
+        in email.body
+    )
+    assert "testserver" not in email.body and "127.0.0.1" not in email.body
+
+
+def test_a_site_behind_a_path_prefix_is_not_given_it_twice(notification, settings):
+    from django.urls import set_script_prefix
+
+    settings.PHASING_SITE_URL = "https://example.org/phasing"
+    set_script_prefix("/phasing/")
+    try:
+        notification_send(notification_id=notification.pk, now=NOW)
+    finally:
+        set_script_prefix("/")
+
+    [email] = mail.outbox
+    assert "https://example.org/phasing/source/" in email.body
+    assert "/phasing/phasing/" not in email.body

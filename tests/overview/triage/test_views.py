@@ -304,3 +304,55 @@ def test_people_without_the_permission_cannot_revoke_or_override_a_rate_and_noth
     override.refresh_from_db()
     assert override.is_live
     assert list(Override.objects.all()) == [override]
+
+
+def test_the_reports_page_gives_every_element_its_own_id(triager, crash):
+    import re
+    from collections import Counter
+
+    body = triager.get(_reports_url(crash.bucket)).content.decode()
+
+    ids = Counter(re.findall(r'\sid="([^"]+)"', body))
+    assert [name for name, n in ids.items() if n > 1] == []
+    assert 'id="id_version"' in body and 'id="override_version"' in body
+    assert 'for="override_version"' in body
+
+
+def test_overriding_from_a_report_starts_with_its_package_and_version(triager, crash):
+    report_page = triager.get(reverse("triage:report", args=[crash.pk])).content.decode()
+    link = (
+        f"{_reports_url(crash.bucket)}?version={crash.version}"
+        f"&amp;package={crash.source_package.name}#override"
+    )
+    assert link in report_page
+
+    response = triager.get(
+        _reports_url(crash.bucket),
+        {"version": crash.version, "package": crash.source_package.name},
+    )
+
+    form = response.context["override_form"]
+    assert form.initial == {"version": crash.version, "source_package": crash.source_package.pk}
+    assert f'id="override_version" value="{crash.version}"' in response.content.decode()
+
+
+def test_a_version_or_package_the_bucket_never_had_is_not_prefilled(triager, crash):
+    response = triager.get(_reports_url(crash.bucket), {"version": "9.9", "package": "<script>"})
+
+    assert response.status_code == 200
+    assert response.context["override_form"].initial == {}
+
+
+def test_the_overrides_page_is_paginated(triager, bucket):
+    from overview.triage.views import OVERRIDES_PER_PAGE
+
+    for n in range(OVERRIDES_PER_PAGE + 3):
+        OverrideFactory(bucket=bucket, source_package=bucket.source_package, version=f"1.{n}")
+
+    first = triager.get(reverse("triage:overrides"))
+    second = triager.get(reverse("triage:overrides"), {"page": 2, "show": "all"})
+
+    assert len(first.context["page"].object_list) == OVERRIDES_PER_PAGE
+    assert len(second.context["page"].object_list) == 3
+    assert "Page 1 of 2" in first.content.decode()
+    assert "show=all" in second.content.decode()
