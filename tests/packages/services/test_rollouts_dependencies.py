@@ -16,6 +16,7 @@ from tests.factories import (
     SourcePackageFactory,
     UserFactory,
 )
+from tests.packages.admin.admin_actions import apply_action
 
 pytestmark = [pytest.mark.django_db, pytest.mark.embedded]
 
@@ -95,3 +96,15 @@ def test_a_policy_that_lets_the_package_phase_alone_allows_it():
 
     systemd.refresh_from_db()
     assert systemd.state == PhasingState.COMPLETE
+
+
+def test_the_admin_shows_why_it_refused_to_release(archive_admin):
+    _, systemd = systemd_breaking_netplan()
+
+    response = apply_action(archive_admin, "release_to_everyone", [systemd], reason="urgent")
+
+    messages = " ".join(str(m) for m in response.context["messages"])
+    assert "systemd Breaks netplan.io (<< 1.1~)" in messages
+    assert "still phasing at 30%" in messages
+    systemd.refresh_from_db()
+    assert systemd.state == PhasingState.PHASING
