@@ -36,7 +36,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from overview import judging, verdicts
+from overview import judging, together, verdicts
 from overview.halting import halting_problems
 from overview.models import Problem, ProblemKind, Verdict
 from overview.services.assessments import assessments_record
@@ -137,6 +137,7 @@ def tick(
     queries = {p.pk: _query(p) for p in candidates}
     answers = _fetch_answers(source, list(dict.fromkeys(queries.values())), now)
     judgements = _judge(candidates, source, now)
+    needs = together.tick_needs(candidates)
 
     with transaction.atomic():
         locked = list(
@@ -146,7 +147,7 @@ def tick(
             .defer("binaries")  # never read by a tick; the largest column
             .order_by("pk")
         )
-        decisions = _decide_all(locked, queries, answers, judgements, now=now)
+        decisions = _decide_all(locked, queries, answers, judgements, needs, now=now)
         if dry_run:
             transaction.set_rollback(True)
     return decisions
@@ -185,6 +186,7 @@ def _decide_all(
     queries: dict[int, CrashQuery],
     answers: dict[CrashQuery, CrashAnswer],
     judgements: dict[int, judging.Judgement],
+    needs: dict[int, list[together.Need]],
     *,
     now: datetime,
 ) -> list[Decision]:
@@ -245,6 +247,8 @@ def _decide_all(
         elif _hold_fields(publication) != loaded:
             holds.append(publication)
 
+    _hold_together(publications, changes, holds, decisions, needs, rules_of)
+
     def refused(publication: Publication, exc: Exception) -> None:
         log.warning("controller could not change %s: %s", _label(publication), exc)
         decisions[publication.pk] = _failed(publication, exc)
@@ -256,6 +260,36 @@ def _decide_all(
     halted = [(e.publication, e) for e in events if e.kind == EventKind.HALTED]
     halt_notifications_create(halted, now=now)
     return list(decisions.values())
+
+
+def _hold_together(
+    publications: list[Publication],
+    changes: list[tuple[Publication, Change]],
+    holds: list[Publication],
+    decisions: dict[int, Decision],
+    needs: dict[int, list[together.Need]],
+    rules_of: dict[int, policy_rules.Rules],
+) -> None:
+    """Cap what this tick raises at what the updates it needs reach (overview.together);
+    `changes`, `holds` and `decisions` are changed in place."""
+    if not needs:
+        return
+    before = {p.pk: c for p, c in changes}
+    capped, held = together.cap(publications, changes, needs, rules_of)
+    by_pk = {p.pk: p for p in publications}
+    for pk, (_, detail) in held.items():
+        decisions[pk] = _hold(by_pk[pk], HoldReason.DEPENDENCY, detail)[0]
+        holds.append(by_pk[pk])
+    for publication, change in capped:
+        if change is not before[publication.pk]:
+            old = decisions[publication.pk]
+            decisions[publication.pk] = replace(
+                old,
+                action=Action.COMPLETE if change.kind == EventKind.COMPLETED else Action.ADVANCE,
+                new_percentage=change.percentage or old.new_percentage,
+                detail=change.reason,
+            )
+    changes[:] = capped
 
 
 def _failed(publication: Publication, exc: Exception) -> Decision:

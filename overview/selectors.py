@@ -7,7 +7,7 @@ below read and never query again.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
@@ -25,6 +25,7 @@ from overview.halting import halting_problems
 from overview.models import Assessment, CrashReport, ErrorBucket, Override, Problem
 from packages import inputs
 from packages import policy as policy_rules
+from packages.dependencies import Group, Need
 from packages.holds import HoldReason
 from packages.models import (
     ACTIVE_STATES,
@@ -186,8 +187,8 @@ def publication_outlook(
         return Outlook(Next.COMPLETE, now, percentage)
     if publication.release.frozen:
         return hold(HoldReason.RELEASE_FROZEN, publication.release.frozen_reason)
-    if publication.hold_reason == HoldReason.UNKNOWN_VERSION:
-        return hold(HoldReason.UNKNOWN_VERSION, publication.hold_detail)
+    if publication.hold_reason in (HoldReason.UNKNOWN_VERSION, HoldReason.DEPENDENCY):
+        return hold(HoldReason(publication.hold_reason), publication.hold_detail)
     if publication.hold_reason in (
         HoldReason.CRASH_DATA_UNAVAILABLE,
         HoldReason.NOT_ENOUGH_DATA,
@@ -353,6 +354,32 @@ def covering_overrides(problems: Iterable[Problem]) -> dict[int, Override]:
 
 
 @dataclass(frozen=True)
+class KeptBack:
+    """An update apt would take on this machine but keeps back: something it needs (an
+    update in phasing, drawn separately) is not yet in this machine's phase."""
+
+    need: Need
+    draw: int  # this machine's draw for the needed update
+
+    @property
+    def words(self) -> str:
+        needed = self.need.needed
+        phase = f"this machine's draw for it is {self.draw}, above its {needed.percentage}%"
+        if needed.state in (PhasingState.HALTED, PhasingState.PAUSED):
+            phase += f" ({needed.state})"
+        if self.need.breaks:
+            return (
+                f"kept back: {self.need.why}, and {needed.label} is not yet in this machine's "
+                f"phase ({phase}); apt upgrade keeps it back, apt full-upgrade would remove "
+                f"{self.need.relation.package}"
+            )
+        return (
+            f"kept back: {self.need.why}, and {needed.label} is not yet in this machine's "
+            f"phase ({phase})"
+        )
+
+
+@dataclass(frozen=True)
 class MachineRow:
     publication: Publication
     decision: apt_phasing.Decision
@@ -360,6 +387,13 @@ class MachineRow:
     included_at: datetime | None
     # Why there is no time: "", "when phasing resumes", "not under the current policy".
     waiting_for: str
+    # What it needs that this machine does not take yet: apt keeps it back for those.
+    kept_back: tuple[KeptBack, ...] = ()
+
+    @property
+    def installs(self) -> bool:
+        """apt installs it now: in its phase, and with everything it needs."""
+        return self.decision.included and not self.kept_back
 
 
 def machine_publications(*, release: Release | None) -> QuerySet[Publication]:
@@ -373,10 +407,27 @@ def machine_publications(*, release: Release | None) -> QuerySet[Publication]:
     return publications
 
 
+def _kept_back(needs: Iterable[Need], machine_id: str) -> tuple[KeptBack, ...]:
+    kept = []
+    for need in needs:
+        needed = need.needed
+        decision = apt_phasing.decide(needed.source, needed.version, machine_id, needed.percentage)
+        if not decision.included:
+            kept.append(KeptBack(need, decision.draw))
+    return tuple(kept)
+
+
 def machine_rows(
-    publications: list[Publication], *, machine_id: str, policies: PolicyMap, now: datetime
+    publications: list[Publication],
+    *,
+    machine_id: str,
+    policies: PolicyMap,
+    now: datetime,
+    groups: Mapping[int, Group] | None = None,
 ) -> list[MachineRow]:
-    """apt's decision for this machine on each publication, and when it will be included."""
+    """apt's decision for this machine on each publication, when it will be included, and
+    what keeps it back when something it needs is not yet in this machine's phase."""
+    groups = groups or {}
     rows = []
     for publication in publications:
         decision = apt_phasing.decide(
@@ -402,7 +453,9 @@ def machine_rows(
             )
             if included_at is None:
                 waiting_for = "not under the current policy"
-        rows.append(MachineRow(publication, decision, included_at, waiting_for))
+        group = groups.get(publication.pk)
+        kept_back = _kept_back(group.needs, machine_id) if group and decision.included else ()
+        rows.append(MachineRow(publication, decision, included_at, waiting_for, kept_back))
     return rows
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -19,6 +20,7 @@ from overview.selectors import PublicationInPhasing
 from overview.wording import age, outlook_lines, share_line, utc_time, verdict_label
 from packages import charts
 from packages import policy as policy_rules
+from packages.dependencies import Group
 from packages.models import Publication, Release
 from packages.selectors import PolicyMap
 
@@ -169,9 +171,17 @@ class OverviewTable(tables.Table):
 
     caption = "Updates in phasing"
 
-    def __init__(self, *args, policies: PolicyMap, now: datetime, **kwargs) -> None:
+    def __init__(
+        self,
+        *args,
+        policies: PolicyMap,
+        now: datetime,
+        groups: Mapping[int, Group] | None = None,
+        **kwargs,
+    ) -> None:
         super().__init__(*args, **kwargs)
         self.policies = policies
+        self.groups = groups or {}
         self.now = now
         self._outlooks: dict[int, selectors.Outlook] = {}
 
@@ -222,10 +232,11 @@ class OverviewTable(tables.Table):
                 '<span title="{}">{}</span>', release.version, release.codename
             ),
             "package": format_html(
-                '<a href="{}?release={}">{}</a>',
+                '<a href="{}?release={}">{}</a>{}',
                 package.get_absolute_url(),
                 release.codename,
                 package.name,
+                group_note(self.groups.get(record.pk)),
             ),
             "version": conditional_escape(record.version),
             "previous_version": conditional_escape(record.previous_version or "—"),
@@ -302,6 +313,23 @@ class OverviewTable(tables.Table):
             f"{view.title}{' (overridden)' if view.overridden else ''}"
             for view in selectors.problem_views(record)
         )
+
+
+def group_note(group: Group | None) -> str:
+    """What an update in a dependent group needs, what needs it, and the share of machines
+    that can take it with what it needs (the pages' footnote says why it is a product)."""
+    if group is None:
+        return ""
+    lines = [*group.need_lines(), *group.needed_by_lines()]
+    if group.needs:
+        lines.append(
+            f"with what it needs: {group.share_words}"
+            + (" · its policy lets it phase alone" if group.alone else "")
+        )
+    return format_html(
+        '<ul class="group-note">{}</ul>',
+        format_html_join("", "<li>{}</li>", ((line,) for line in lines)),
+    )
 
 
 class BucketCountsTable(tables.Table):

@@ -22,7 +22,7 @@ from overview.source_statuses import source_statuses
 from overview.status import service_status
 from overview.tables import PAGINATE, BucketCountsTable, OverviewTable, SafeTableExport
 from packages.models import ACTIVE_STATES, Publication
-from packages.selectors import policies_by_scope
+from packages.selectors import dependency_groups, policies_by_scope
 
 EXPORT_FORMATS = ("csv", "json")
 MACHINE_PAGE_SIZE = 50
@@ -52,12 +52,15 @@ def _cacheable(request: HttpRequest, table: OverviewTable) -> bool:
 def index(request: HttpRequest) -> HttpResponse:
     now = timezone.now()
     filterset = PublicationFilter(request.GET or None, queryset=selectors.active_publications())
-    table = OverviewTable(filterset.qs, policies=policies_by_scope(), now=now)
+    policies = policies_by_scope()
+    table = OverviewTable(filterset.qs, policies=policies, now=now)
     export_format = request.GET.get("_export")
     if export_format in EXPORT_FORMATS:
         # The whole filtered table, sorted as shown, not one page of it.
         RequestConfig(request, paginate=False).configure(table)
         return SafeTableExport(export_format, table).response(f"phasing-updates.{export_format}")
+    # Dependent groups: what each update needs, with the updates off this page.
+    groups = table.groups = dependency_groups(policies=policies)
     summaries = selectors.release_summaries(
         filterset.apply_to(Publication.objects.filter(state__in=ACTIVE_STATES))
     )
@@ -74,6 +77,7 @@ def index(request: HttpRequest) -> HttpResponse:
         "completed": selectors.recently_completed(now=now),
         "averted": selectors.averted(now=now),
         "completed_days": selectors.RECENTLY_COMPLETED_DAYS,
+        "group_count": sum(1 for group in groups.values() if group.needs),
         "now": now,
         # Shown on top when something fails, and in the footer (which reads it from here).
         "service_status": service_status(now=now),
@@ -125,18 +129,20 @@ def machine(request: HttpRequest) -> HttpResponse:
         page = Paginator(
             selectors.machine_publications(release=release), MACHINE_PAGE_SIZE
         ).get_page(request.GET.get("page"))
+        policies = policies_by_scope()
         rows = selectors.machine_rows(
             list(page),
             machine_id=form.cleaned_data["machine_id"],
-            policies=policies_by_scope(),
+            policies=policies,
             now=now,
+            groups=dependency_groups(policies=policies),
         )
         context.update(
             page=page,
             rows=rows,
             machine_id=form.cleaned_data["machine_id"],
             release=release,
-            included_count=sum(1 for row in rows if row.decision.included),
+            included_count=sum(1 for row in rows if row.installs),
         )
     elif bound:
         status = 400

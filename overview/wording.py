@@ -97,6 +97,8 @@ def _hold_line(outlook: Outlook) -> str:
             return "held: quiet weekend, no update reaches 100% before Monday 12:00 UTC"
         case HoldReason.WAITING:
             return f"stays at {outlook.percentage}%: the policy's ceiling"
+        case HoldReason.DEPENDENCY:
+            return hold_words(outlook.hold, outlook.detail)
         case HoldReason.RELEASE_FROZEN | HoldReason.NOT_ENOUGH_DATA:
             return f"held: {hold_words(outlook.hold)}"
     return f"held: {hold_words(outlook.hold, outlook.detail)}"

@@ -23,6 +23,9 @@ class HoldReason(models.TextChoices):
     PULLED = "pulled", "Pulled by a person"
     CONTROLLER_ERROR = "controller_error", "Controller error"
     WAITING = "waiting", "Waiting for the next step"
+    # An update it needs (packages.dependencies) is not ahead of it: halted, paused, or at
+    # no higher percentage. The detail names it: "libfoo 1.2: halted".
+    DEPENDENCY = "dependency", "Held with an update it needs"
 
 
 def hold_words(reason: str, detail: str = "") -> str:
@@ -30,8 +33,10 @@ def hold_words(reason: str, detail: str = "") -> str:
 
     A detail that already starts with the reason's own words is not repeated.
     """
-    words = HoldReason(reason).label.lower() if reason in HoldReason.values else reason
     detail = detail.strip()
+    if reason == HoldReason.DEPENDENCY and detail:
+        return f"held with {detail}"
+    words = HoldReason(reason).label.lower() if reason in HoldReason.values else reason
     if not detail:
         return words
     if detail.lower().startswith(words):

@@ -53,6 +53,9 @@ class Rules:
     insufficient_max_hold: timedelta = timedelta(hours=48)
     # A version the error tracker does not know: "hold", or "local" (judge on local data).
     unknown_version: str = "hold"
+    # Hold the update together with the updates in phasing it needs (packages.dependencies):
+    # never ahead of them, never complete before them.
+    phase_with_dependencies: bool = True
 
     def __post_init__(self) -> None:
         if self.schedule and sorted(self.schedule) != list(self.schedule):

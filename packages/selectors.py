@@ -3,14 +3,24 @@
 from __future__ import annotations
 
 import difflib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import QuerySet
+from django.db.models import F, QuerySet
 
 from packages import charts
 from packages import policy as policy_rules
-from packages.models import PhasingEvent, Policy, Publication, Release, SourcePackage
+from packages.dependencies import Group, Member, groups_of
+from packages.models import (
+    ACTIVE_STATES,
+    PhasingEvent,
+    Pocket,
+    Policy,
+    Publication,
+    Release,
+    SourcePackage,
+)
 
 PolicyMap = dict[policy_rules.Scope, policy_rules.Rules]
 
@@ -18,6 +28,43 @@ PolicyMap = dict[policy_rules.Scope, policy_rules.Rules]
 def policies_by_scope() -> PolicyMap:
     """Every policy's rules by scope, for policy.resolve: one query, there are few."""
     return {(p.release_id, p.source_package_id): p.rules() for p in Policy.objects.all()}
+
+
+def phasing_members(*, release_ids: Iterable[int] | None = None) -> list[Member]:
+    """Every update in phasing, paused or halted (of these releases), as the dependency
+    rule reads it: one query, only the columns it needs."""
+    rows = Publication.objects.filter(state__in=ACTIVE_STATES, pocket=Pocket.UPDATES)
+    if release_ids is not None:
+        rows = rows.filter(release_id__in=list(release_ids))
+    return [
+        Member.of(row)
+        for row in rows.order_by().values(
+            "pk",
+            "release_id",
+            "version",
+            "previous_version",
+            "binaries",
+            "relations",
+            "state",
+            "source_package_id",
+            source=F("source_package__name"),
+            percentage=F("phased_update_percentage"),
+        )
+    ]
+
+
+def dependency_groups(
+    *, policies: PolicyMap, release_ids: Iterable[int] | None = None
+) -> dict[int, Group]:
+    """The updates in phasing that form dependent groups, by primary key: one query."""
+
+    def alone(member: Member) -> bool:
+        rules = policy_rules.resolve(
+            policies, release_id=member.release_id, source_package_id=member.source_package_id
+        )
+        return not rules.phase_with_dependencies
+
+    return groups_of(phasing_members(release_ids=release_ids), alone=alone)
 
 
 def close_package_names(name: str, *, limit: int = 5) -> list[str]:

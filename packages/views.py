@@ -35,6 +35,9 @@ def history(request: HttpRequest, name: str) -> HttpResponse:
     publications = Paginator(
         selectors.history_publications(package=package, release=release), PUBLICATIONS_PAGE_SIZE
     ).get_page(request.GET.get("page"))
+    # Versions in a dependent group say what they need and what needs them.
+    groups = selectors.dependency_groups(policies=selectors.policies_by_scope())
+    grouped = [(p, groups.get(p.pk)) for p in publications]
     events = Paginator(
         selectors.history_events(package=package, release=release), EVENTS_PAGE_SIZE
     ).get_page(request.GET.get("events-page"))
@@ -43,6 +46,8 @@ def history(request: HttpRequest, name: str) -> HttpResponse:
         "releases": releases,
         "release": release,
         "publications": publications,
+        "grouped": grouped,
+        "group_count": sum(1 for _, group in grouped if group is not None),
         "series": selectors.chart_series(list(publications)),
         "events": events,
         "now": now,

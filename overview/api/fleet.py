@@ -28,7 +28,7 @@ from overview.api.routes import (
 )
 from overview.api.schemas import DecisionOut, ErrorOut, UpdateOut
 from packages.models import Release
-from packages.selectors import policies_by_scope
+from packages.selectors import dependency_groups, policies_by_scope
 
 # Machines per request: 200 × 100 updates a page is at most 20,000 decisions.
 MAX_FLEET = 200
@@ -93,10 +93,11 @@ def machines(request: HttpRequest, fleet: FleetIn, page: PageNumber = 1):
     )
     publications = list(chunk)
     policies, now = policies_by_scope(), timezone.now()
+    groups = dependency_groups(policies=policies)
     answers = []
     for machine_id in dict.fromkeys(ids):
         rows = selectors.machine_rows(
-            publications, machine_id=machine_id, policies=policies, now=now
+            publications, machine_id=machine_id, policies=policies, now=now, groups=groups
         )
         answers.append(
             {

@@ -29,7 +29,7 @@ from overview.selectors import PublicationInPhasing
 from overview.wording import outlook_lines
 from packages import policy as policy_rules
 from packages.models import PhasingEvent, Publication, Release
-from packages.selectors import policies_by_scope
+from packages.selectors import dependency_groups, policies_by_scope
 
 DEFAULT_PER_PAGE = 25
 MAX_PER_PAGE = 100
@@ -179,6 +179,19 @@ def decision_out(row: selectors.MachineRow) -> dict:
         "included_from_percentage": row.decision.included_from_percentage,
         "included_at": row.included_at,
         "waiting_for": row.waiting_for,
+        "installs": row.installs,
+        "kept_back_for": [
+            {
+                "publication_id": kept.need.needed.pk,
+                "source_package": kept.need.needed.source,
+                "version": kept.need.needed.version,
+                "relation": kept.need.why,
+                "draw": kept.draw,
+                "percentage": kept.need.needed.percentage,
+                "explanation": kept.words,
+            }
+            for kept in row.kept_back
+        ],
     }
 
 
@@ -353,8 +366,13 @@ def machine(
     chunk = _page(
         request, selectors.machine_publications(release=chosen), page=page, per_page=MAX_PER_PAGE
     )
+    policies = policies_by_scope()
     rows = selectors.machine_rows(
-        list(chunk), machine_id=machine_id, policies=policies_by_scope(), now=timezone.now()
+        list(chunk),
+        machine_id=machine_id,
+        policies=policies,
+        now=timezone.now(),
+        groups=dependency_groups(policies=policies),
     )
     return {
         "machine_id": machine_id,

@@ -174,15 +174,31 @@ class UpdateOut(Schema):
     state: str
 
 
+class KeptBackOut(Schema):
+    """An update in phasing that another needs, not yet in this machine's phase."""
+
+    publication_id: int
+    source_package: str
+    version: str
+    relation: str  # "gnome-shell Depends on libmutter-14-0 (>= 46.2)"
+    draw: Percentage  # this machine's draw for the needed update
+    percentage: Percentage  # the needed update's
+    explanation: str
+
+
 class DecisionOut(Schema):
     """What apt decides for one machine and one update."""
 
     publication_id: int
     draw: Percentage  # apt draws 0..100
-    included: bool
+    included: bool  # in its phase on this machine
     included_from_percentage: Percentage
     included_at: datetime | None
     waiting_for: str
+    # In its phase and with everything it needs: apt installs it now.
+    installs: bool
+    # What it needs that this machine does not take yet: apt keeps it back for those.
+    kept_back_for: list[KeptBackOut]
 
 
 class MachineRowOut(UpdateOut, DecisionOut):

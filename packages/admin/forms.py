@@ -105,6 +105,12 @@ class PolicyChangeForm(ReasonForm):
         required=False,
         label="Version unknown to the error tracker",
     )
+    phase_with_dependencies = forms.BooleanField(
+        required=False,
+        initial=True,
+        help_text="Hold an update with the updates in phasing it needs (versioned Depends, "
+        "or Breaks of their old version); unticked, the package phases alone",
+    )
     field_order = (
         "scope",
         "start_percentage",
@@ -119,6 +125,7 @@ class PolicyChangeForm(ReasonForm):
         "insufficient_gate",
         "insufficient_max_hold",
         "unknown_version",
+        "phase_with_dependencies",
         "reason",
     )
 

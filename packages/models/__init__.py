@@ -15,7 +15,7 @@ from django.urls import reverse
 
 from packages import policy as policy_rules
 from packages import words
-from packages.holds import HoldReason
+from packages.holds import HoldReason, hold_words
 from packages.holds import UnknownVersion as UnknownVersion
 
 # Policies, the status of sources and services, and leases in their own modules.
@@ -108,6 +108,9 @@ class Publication(SourceFacts, models.Model):
     previous_version = models.CharField(max_length=200, blank=True, validators=[validate_version])
     component = models.CharField(max_length=40, default="main")
     binaries = models.JSONField(default=list, blank=True)
+    # The versioned Depends, Pre-Depends, Breaks and Conflicts of its binaries, as rows of
+    # [field, binary, package, operator, version] (packages.dependencies).
+    relations = models.JSONField(default=list, blank=True)
     signer = models.ForeignKey(
         Person, null=True, blank=True, on_delete=models.SET_NULL, related_name="signed"
     )
@@ -202,6 +205,11 @@ class Publication(SourceFacts, models.Model):
     @property
     def is_active(self) -> bool:
         return self.state in ACTIVE_STATES
+
+    @property
+    def hold_words(self) -> str:
+        """Why the controller held it at its last tick: 'held with mutter 46.2: halted'."""
+        return hold_words(self.hold_reason, self.hold_detail)
 
     @property
     def is_phased(self) -> bool:

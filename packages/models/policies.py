@@ -89,6 +89,11 @@ class Policy(models.Model):
         default=UnknownVersion.HOLD,
         help_text="When the error tracker does not know the version (it answers 404)",
     )
+    phase_with_dependencies = models.BooleanField(
+        default=True,
+        help_text="Hold an update together with the updates in phasing it needs (versioned "
+        "Depends, or Breaks of their old version): never ahead of them, never complete before them",
+    )
 
     class Meta:
         verbose_name_plural = "policies"
@@ -159,4 +164,5 @@ class Policy(models.Model):
             insufficient_gate=self.insufficient_gate,
             insufficient_max_hold=self.insufficient_max_hold,
             unknown_version=self.unknown_version,
+            phase_with_dependencies=self.phase_with_dependencies,
         )

@@ -27,6 +27,7 @@ POLICY_FIELDS = (
     "insufficient_gate",
     "insufficient_max_hold",
     "unknown_version",
+    "phase_with_dependencies",
 )
 
 

@@ -12,9 +12,10 @@ from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 
 from packages import policy
+from packages.dependencies import needs_of
 from packages.models import EventKind, PhasingEvent, PhasingState, Publication
-from packages.selectors import policies_by_scope
-from packages.services.phasing import Change, publication_transition
+from packages.selectors import phasing_members, policies_by_scope
+from packages.services.phasing import Change, TransitionError, publication_transition
 
 
 def reason_required(reason: str) -> str:
@@ -22,6 +23,30 @@ def reason_required(reason: str) -> str:
     if not reason:
         raise ValidationError("a reason is required")
     return reason
+
+
+def refuse_completing_before_what_it_breaks(publication: Publication) -> None:
+    """Refuse to take an update to 100% while it Breaks (or Conflicts with) the old version
+    of an update still phasing in its release: on machines not yet in that one's phase,
+    ``full-upgrade`` would remove it (LP #2098140). Its policy may switch this off."""
+    if publication.state not in (PhasingState.PHASING, PhasingState.PAUSED, PhasingState.HALTED):
+        return
+    if not policy.resolve_for(policies_by_scope(), publication).phase_with_dependencies:
+        return
+    members = phasing_members(release_ids=[publication.release_id])
+    broken = [
+        need
+        for need in needs_of(members).get(publication.pk, [])
+        if need.breaks and need.needed.percentage < policy.FULL
+    ]
+    if broken:
+        need = broken[0]
+        raise TransitionError(
+            f"cannot take {publication} to 100%: {need.why}, and {need.needed.label} is still "
+            f"phasing at {need.needed.percentage}%; on machines not yet in its phase, "
+            "full-upgrade would remove it (LP #2098140). Release it first, or switch off "
+            "'phase with dependencies' in this package's policy."
+        )
 
 
 def publication_halt(
@@ -84,6 +109,8 @@ def publication_set_percentage(
     reason = reason_required(reason)
 
     def change(locked: Publication) -> Change:
+        if percentage >= policy.FULL:
+            refuse_completing_before_what_it_breaks(locked)
         state = None
         if locked.state == PhasingState.HALTED or (
             locked.state == PhasingState.COMPLETE and percentage < 100
@@ -98,14 +125,12 @@ def publication_release(
     *, publication: Publication, actor: User, reason: str, now: datetime | None = None
 ) -> PhasingEvent:
     """Straight to 100% for everyone, for an urgent fix."""
-    return publication_transition(
-        publication=publication,
-        change=Change(
-            EventKind.RELEASED,
-            percentage=100,
-            state=PhasingState.COMPLETE,
-            reason=reason_required(reason),
-        ),
-        actor=actor,
-        now=now,
-    )
+    reason = reason_required(reason)
+
+    def change(locked: Publication) -> Change:
+        refuse_completing_before_what_it_breaks(locked)
+        return Change(
+            EventKind.RELEASED, percentage=100, state=PhasingState.COMPLETE, reason=reason
+        )
+
+    return publication_transition(publication=publication, change=change, actor=actor, now=now)

@@ -16,6 +16,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from packages import inputs
+from packages.dependencies import relation_rows
 from packages.models import (
     ACTIVE_STATES,
     ArchiveStatus,
@@ -291,6 +292,7 @@ def _sync_release(
                     previous_version=record.previous_version,
                     component=record.component,
                     binaries=list(record.binaries),
+                    relations=relation_rows(record.relations or ()),
                     signer=people.get(record.signer.account_name) if record.signer else None,
                     uploader=people.get(record.uploader.account_name) if record.uploader else None,
                     sponsor=people.get(record.sponsor.account_name) if record.sponsor else None,

@@ -12,6 +12,7 @@ from datetime import datetime
 
 from django.db.models import F, Q
 
+from packages.dependencies import relation_rows
 from packages.models import ACTIVE_STATES, ArchiveStatus, Pocket, Publication
 from packages.sources.base import PublicationRecord, Watch
 
@@ -46,6 +47,7 @@ REFRESHED_FIELDS = (
     "previous_version",
     "status",
     "synced_at",
+    "relations",
 )
 
 
@@ -79,6 +81,11 @@ def refresh(publication: Publication, record: PublicationRecord, *, tracks: bool
         # Removed from the archive: _supersede records the event.
         publication.status = ArchiveStatus.DELETED
         dirty = True
+    if record.relations is not None:
+        rows = relation_rows(record.relations)
+        if publication.relations != rows:
+            publication.relations = rows
+            dirty = True
     if record.previous_version and not publication.previous_version:
         publication.previous_version = record.previous_version
         dirty = True

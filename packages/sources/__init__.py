@@ -24,9 +24,18 @@ def publication_source(name: str | None = None) -> PublicationSource:
     if name == "simulator":
         return simulated_archive()
     if name == "launchpad":
+        from packages.sources.apt_relations import AptRelations
         from packages.sources.launchpad import LaunchpadSource
 
+        packages_archive = None
+        if settings.PHASING_LAUNCHPAD_PACKAGES_ARCHIVE:
+            packages_archive = AptRelations(
+                location=settings.PHASING_LAUNCHPAD_PACKAGES_ARCHIVE,
+                architectures=settings.PHASING_LAUNCHPAD_PACKAGES_ARCHITECTURES,
+                timeout=settings.PHASING_HTTP_TIMEOUT,
+            )
         return LaunchpadSource(
+            packages_archive=packages_archive,
             api_root=settings.PHASING_LAUNCHPAD_API_ROOT,
             distribution=settings.PHASING_LAUNCHPAD_DISTRIBUTION,
             consumer_key=settings.PHASING_LAUNCHPAD_CONSUMER_KEY,

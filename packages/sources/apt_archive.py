@@ -24,6 +24,7 @@ from datetime import datetime
 
 from debian.debian_support import Version
 
+from packages.dependencies import Relation, relations_of_stanza
 from packages.sources.apt_reader import Suite, apt_percentage
 from packages.sources.apt_rewrite import AptArchiveRewriter
 from packages.sources.apt_writer import PHASED_FIELD
@@ -48,6 +49,7 @@ class _Group:
     component: str
     binaries: list[str] = field(default_factory=list)
     percentages: dict[tuple[str, str], int | None] = field(default_factory=dict)
+    relations: set[Relation] = field(default_factory=set)
 
 
 class AptArchiveSource(AptArchiveRewriter):
@@ -147,6 +149,7 @@ class AptArchiveSource(AptArchiveRewriter):
             group = groups.setdefault(key, _Group(component))
             if package not in group.binaries:
                 group.binaries.append(package)
+            group.relations.update(relations_of_stanza(paragraph))
             raw = paragraph.get(PHASED_FIELD)
             value, ignored = apt_percentage(raw)
             if ignored:
@@ -181,6 +184,7 @@ class AptArchiveSource(AptArchiveRewriter):
                 binaries=tuple(sorted(group.binaries)),
                 binary_percentages=per_binary,
                 in_security=any(str(v) == version and security for v, security in known),
+                relations=tuple(sorted(group.relations)),
             )
 
 

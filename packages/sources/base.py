@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol, runtime_checkable
 
+from packages.dependencies import Relation
+
 
 class SourceError(Exception):
     """A source could not answer (network, status, malformed data). Message is for people."""
@@ -77,6 +79,9 @@ class PublicationRecord:
     binary_percentages: tuple[BinaryPercentage, ...] = ()
     # The same version is also published in a -security suite: apt never phases it.
     in_security: bool = False
+    # The versioned relations of its binaries (packages.dependencies); None: the source
+    # does not read them, so what is stored stays.
+    relations: tuple[Relation, ...] | None = None
 
     @property
     def key(self) -> tuple[str, str, str, str]:

@@ -33,17 +33,21 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from functools import cmp_to_key
 from typing import Any
 
 from debian.debian_support import version_compare
 
+from packages.dependencies import Relation
+from packages.sources.apt_relations import AptRelations
 from packages.sources.base import (
     BinaryPercentage,
     PersonRecord,
     PublicationRecord,
     ReleaseRecord,
+    SourceError,
     Watch,
     sponsor_of,
 )
@@ -88,8 +92,10 @@ class LaunchpadSource(LaunchpadPeople, LaunchpadWriter):
     # overlap with the last sync costs a few duplicates, never a missed change.
     incremental_margin = timedelta(hours=1)
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, *, packages_archive: AptRelations | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        # Where the binaries' Depends and Breaks are read (the Packages files apt reads).
+        self.packages_archive = packages_archive
         # One sync asks every release with the same ``since``: the archive-wide listing of
         # changed binary publications is fetched once and shared.
         self._binaries_memo: dict[tuple[datetime, str | None], list[dict[str, Any]]] = {}
@@ -114,6 +120,35 @@ class LaunchpadSource(LaunchpadPeople, LaunchpadWriter):
         return records
 
     def publications(
+        self, *, release: str, since: datetime | None, now: datetime, watch: Watch | None = None
+    ) -> Iterator[PublicationRecord]:
+        records = self._publications(release=release, since=since, now=now, watch=watch)
+        yield from self._with_relations(release, records)
+
+    def _with_relations(
+        self, release: str, records: Iterator[PublicationRecord]
+    ) -> Iterator[PublicationRecord]:
+        """Each record with its binaries' relations, when the archive is configured and
+        lists that version (read once, at the first record); a record it does not list
+        keeps what is stored."""
+        relations: dict[tuple[str, str], tuple[Relation, ...]] | None = None
+        for record in records:
+            if relations is None:
+                relations = self._relations(release)
+            found = relations.get((record.source_package, record.version))
+            yield record if found is None else replace(record, relations=found)
+
+    def _relations(self, release: str) -> dict[tuple[str, str], tuple[Relation, ...]]:
+        if self.packages_archive is None:
+            return {}
+        try:
+            return self.packages_archive.relations(release)
+        except SourceError as error:
+            # Relations are an addition: the publications still sync without them.
+            log.warning("Launchpad: cannot read the relations of %s: %s", release, error)
+            return {}
+
+    def _publications(
         self, *, release: str, since: datetime | None, now: datetime, watch: Watch | None = None
     ) -> Iterator[PublicationRecord]:
         series_link = self._series_link(release)

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import cached_property
 
+from packages.dependencies import Relation
 from packages.sources.base import (
     PersonRecord,
     PublicationRecord,
@@ -83,6 +84,55 @@ _LAST = (
     "Deslauriers Zahra Lopes Duran Zhang"
 ).split()
 HOUR = timedelta(hours=1)
+
+
+@dataclass(frozen=True)
+class Together:
+    """Updates uploaded together, as in the archive: a library (with its -dev) and a
+    reverse dependency that needs its new version, or a package that Breaks the old one."""
+
+    needed: str
+    binaries: tuple[str, ...]  # of the needed source
+    dependent: str
+    dependent_binaries: tuple[str, ...]
+    kind: str  # depends or breaks, from the dependent's first binary
+    names: str  # the binary of the needed source it names
+
+
+TOGETHER = (
+    # LP #2025462: gnome-shell needs the new mutter; with mutter kept back apt removed it.
+    Together(
+        "mutter",
+        ("mutter", "libmutter-14-0", "gir1.2-mutter-14", "mutter-common"),
+        "gnome-shell",
+        ("gnome-shell", "gnome-shell-common", "gnome-shell-extension-prefs"),
+        "depends",
+        "libmutter-14-0",
+    ),
+    # LP #1979244: libssl-dev needs the same libssl3t64; openssh is rebuilt against it.
+    Together(
+        "openssl",
+        ("openssl", "libssl3t64", "libssl-dev"),
+        "openssh",
+        ("openssh-server", "openssh-client", "openssh-sftp-server"),
+        "depends",
+        "libssl3t64",
+    ),
+    # LP #2098140: a package that Breaks the old version of one still phasing.
+    Together(
+        "netplan.io",
+        ("netplan.io", "libnetplan1", "netplan-generator"),
+        "systemd",
+        ("systemd", "libsystemd0", "systemd-resolved"),
+        "breaks",
+        "netplan.io",
+    ),
+)
+_NEEDED = {t.needed: t for t in TOGETHER}
+_DEPENDENT = {t.dependent: t for t in TOGETHER}
+# Packages updated together are updated often (libraries and the desktop), so the demo
+# shows groups in phasing whatever day it is.
+TOGETHER_MEAN_DAYS = 3.0
 # A little slower than the default policy's 6 hours: the controller steps on its ticks,
 # so it is never behind this assumption, and crash counts never look inflated by it.
 RAMP_STEP = timedelta(hours=7)
@@ -118,6 +168,7 @@ class Upload:
     binaries: tuple[str, ...]
     popularity: float  # background crashes per hour across all machines of the release
     regression: Regression | None
+    relations: tuple[Relation, ...] = ()
 
     def ramp_share(self, moment: datetime) -> float:
         """Share of machines the simulator assumes run this version at `moment`."""
@@ -189,6 +240,12 @@ class Simulator:
         component = "main" if rng.random() < 0.7 else "universe"
         popularity = rng.lognormvariate(-3.4, 1.1)  # most packages crash rarely, a few a lot
         stem = package.removeprefix("lib").removesuffix("-utils")
+        if package in _NEEDED or package in _DEPENDENT:
+            together = _NEEDED.get(package) or _DEPENDENT[package]
+            grouped = (
+                together.binaries if package == together.needed else together.dependent_binaries
+            )
+            return component, popularity, grouped, (rng.randint(0, 4), rng.randint(0, 40), 0)
         binaries = tuple(
             dict.fromkeys(
                 (package, f"{stem}-common", f"lib{stem}0" if rng.random() < 0.5 else f"{stem}-doc")
@@ -219,11 +276,15 @@ class Simulator:
     def _generate_timeline(
         self, release: ReleaseRecord, package: str, *, until: datetime
     ) -> list[Upload]:
+        together = _DEPENDENT.get(package)
+        if together is not None and together.needed in self.packages:
+            return self._dependent_timeline(release, together, until=until)
         rng = seeded_rng(self.seed, "timeline", release.codename, package)
+        mean_days = TOGETHER_MEAN_DAYS if package in _NEEDED else self.mean_days
         component, popularity, binaries, _ = self._package_traits(package)
         base = self._base_version(package, release)
         start = max(_RELEASED[release.codename], self.anchor)
-        moment = start + timedelta(hours=rng.uniform(0, self.mean_days * 24))
+        moment = start + timedelta(hours=rng.uniform(0, mean_days * 24))
         previous = base
         uploads: list[Upload] = []
         # Earlier updates of a long-lived release were fewer than now: keep the number modest.
@@ -235,7 +296,7 @@ class Simulator:
             signer = uploader if person_rng.random() < 0.6 else person_rng.choice(self.people)
             sponsor = signer if signer != uploader else None
             regression = self._regression(rng)
-            gap_days = rng.expovariate(1 / self.mean_days)
+            gap_days = rng.expovariate(1 / mean_days)
             if regression and regression.kind != "false_alarm":
                 gap_days = rng.uniform(1.5, 4)  # a regression is fixed by a new upload soon
             following = moment + timedelta(days=gap_days)
@@ -254,9 +315,68 @@ class Simulator:
                     binaries=binaries,
                     popularity=popularity,
                     regression=regression,
+                    relations=self._own_relations(package, binaries, version),
                 )
             )
             previous, moment, number = version, following, number + 1
+        return uploads
+
+    @staticmethod
+    def _own_relations(
+        package: str, binaries: tuple[str, ...], version: str
+    ) -> tuple[Relation, ...]:
+        """A -dev package needs its library at exactly its version (same source)."""
+        if package not in _NEEDED:
+            return ()
+        library = _NEEDED[package].names
+        return tuple(
+            Relation("depends", b, library, "=", version) for b in binaries if b.endswith("-dev")
+        )
+
+    def _dependent_timeline(
+        self, release: ReleaseRecord, together: Together, *, until: datetime
+    ) -> list[Upload]:
+        """An upload of the dependent with each upload of what it needs, a few hours
+        before or after it (the archive publishes them apart), naming its new version."""
+        rng = seeded_rng(self.seed, "together", release.codename, together.dependent)
+        component, popularity, binaries, _ = self._package_traits(together.dependent)
+        base = self._base_version(together.dependent, release)
+        needed = self._generate_timeline(release, together.needed, until=until + timedelta(days=1))
+        uploads: list[Upload] = []
+        previous = base
+        for number, upload in enumerate(needed, start=1):
+            offset = timedelta(hours=rng.uniform(-5, 2))
+            published = upload.published + offset
+            if published > until:
+                break
+            version = f"{base}.{number}"
+            if together.kind == "breaks":
+                relation = Relation("breaks", binaries[0], together.names, "<<", upload.version)
+            else:
+                relation = Relation("depends", binaries[0], together.names, ">=", upload.version)
+            person_rng = seeded_rng(
+                self.seed, "people", release.codename, together.dependent, number
+            )
+            uploader = person_rng.choice(self.people)
+            uploads.append(
+                Upload(
+                    release=release.codename,
+                    package=together.dependent,
+                    version=version,
+                    previous_version=previous,
+                    published=published.replace(microsecond=0),
+                    superseded=(upload.superseded + offset).replace(microsecond=0),
+                    signer=uploader,
+                    uploader=uploader,
+                    sponsor=None,
+                    component=component,
+                    binaries=binaries,
+                    popularity=popularity,
+                    regression=self._regression(rng),
+                    relations=(relation,),
+                )
+            )
+            previous = version
         return uploads
 
     @staticmethod
@@ -305,6 +425,7 @@ class Simulator:
                 signer=upload.signer,
                 uploader=upload.uploader,
                 sponsor=upload.sponsor,
+                relations=upload.relations,
             )
 
     def set_percentage(

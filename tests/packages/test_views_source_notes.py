@@ -120,12 +120,13 @@ def test_the_notes_and_people_cost_no_query_more(anonymous, django_assert_num_qu
         )
         PhasingEventFactory(publication=publication, created_at=NOW - timedelta(days=n))
     # As pinned in test_views_history: 1 package, 2 its releases, 3 count of publications,
-    # 4 their page (people joined), 5 their assessments, 6 the charted events, 7 count of
-    # events, 8 their page, 9 source syncs in the footer.
-    with django_assert_num_queries(9):
+    # 4 their page (people joined), 5 policies, 6 the updates in phasing (dependent
+    # groups), 7 their assessments, 8 the charted events, 9 count of events, 10 their
+    # page, 11 source syncs in the footer.
+    with django_assert_num_queries(11):
         assert anonymous.get("/source/hello/?release=noble").status_code == 200
-    # As pinned in test_views_overview: 1 policies, 2 summary (which also counts the rows
-    # for the paginator), 3 page, 4 problems, 5 pause and halt events, 6 filter releases,
-    # 7 recently completed, 8 crashes halts spared, 9 source syncs.
-    with django_assert_num_queries(9):
+    # As pinned in test_views_overview: 1 policies, 2 dependent groups, 3 summary (which
+    # also counts the rows for the paginator), 4 page, 5 problems, 6 pause and halt events,
+    # 7 filter releases, 8 recently completed, 9 crashes halts spared, 10 source syncs.
+    with django_assert_num_queries(10):
         assert anonymous.get("/").status_code == 200

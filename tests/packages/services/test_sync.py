@@ -6,6 +6,7 @@ from datetime import timedelta
 
 import pytest
 
+from packages.dependencies import Relation
 from packages.models import ArchiveStatus, EventKind, PhasingState, Pocket, Publication, SourceSync
 from packages.services.sync import publications_sync, publications_sync_since_last
 from tests.packages.services.sync_fakes import T0, ListSource, record
@@ -135,3 +136,19 @@ def test_records_a_page_could_not_link_or_a_column_not_hold_are_skipped_and_name
     status = SourceSync.objects.get(name="listed:publications")
     assert status.last_success_at == T0  # the sync succeeded; the bad records are warnings
     assert "evil/name" in status.last_error
+
+
+def test_the_relations_a_source_reads_are_stored_and_kept_up_to_date():
+    depends = Relation("depends", "hello", "libmutter-14-0", ">=", "46.2")
+    breaks = Relation("breaks", "hello", "gdm3", "<<", "3.24.0")
+    publications_sync(ListSource([record(relations=(depends,))]), now=T0)
+    assert Publication.objects.get().relations == [depends.as_row()]
+
+    publications_sync(
+        ListSource([record(relations=(depends, breaks))]), now=T0 + timedelta(hours=1)
+    )
+    assert Publication.objects.get().relations == [breaks.as_row(), depends.as_row()]
+
+    # A source that does not read relations (None) leaves what is stored.
+    publications_sync(ListSource([record()]), now=T0 + timedelta(hours=2))
+    assert Publication.objects.get().relations == [breaks.as_row(), depends.as_row()]
