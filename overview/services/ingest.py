@@ -23,7 +23,7 @@ from overview.models import (
 )
 from overview.services.ingest_copy import ingest_batch_copy
 from overview.services.judging_counts import hour_of, judging_counts_recount
-from overview.sources.base import CrashReportRecord
+from overview.sources.base import CrashReportRecord, bucket_type
 from packages import inputs
 from packages.models import Release, SourcePackage
 from packages.services import bulk
@@ -74,6 +74,7 @@ def _valid(record: CrashReportRecord, releases: dict[str, int], *, now: datetime
             "web_link": inputs.text_problem(record.web_link, max_length=1000),
             "environment": inputs.json_problem(record.environment),
             "package_versions": inputs.json_problem(record.package_versions),
+            "problem_type": inputs.text_problem(record.problem_type, max_length=40),
         }
     )
 
@@ -246,6 +247,7 @@ def _buckets_for(records: Sequence[CrashReportRecord], packages: dict[str, int])
                 web_link=record.web_link,
                 source_package_id=packages[record.source_package],
                 retrace_failed=record.retrace_failed,
+                problem_type=bucket_type(record.problem_type, record.signature),
                 first_seen=record.reported_at,
                 last_seen=record.reported_at,
             )

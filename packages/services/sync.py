@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from django.db import transaction
 from django.utils import timezone
 
-from packages import inputs
+from packages import changelog, inputs
 from packages.models import (
     ACTIVE_STATES,
     ArchiveStatus,
@@ -125,6 +125,7 @@ def _record_problem(record: PublicationRecord, *, now: datetime) -> str:
             "signer": _person_problem(record.signer),
             "uploader": _person_problem(record.uploader),
             "sponsor": _person_problem(record.sponsor),
+            "changelog": inputs.text_problem(record.changelog, max_length=1_000_000),
         }
     )
 
@@ -309,6 +310,7 @@ def _sync_release(
                     source_percentage=record.percentage,
                     source_percentages=per_binary(record),
                     in_security=record.in_security,
+                    closed_bugs=list(changelog.closed_bugs(record.changelog)),
                     synced_at=now,
                 )
                 existing[key] = publication

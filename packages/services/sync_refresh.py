@@ -12,6 +12,7 @@ from datetime import datetime
 
 from django.db.models import F, Q
 
+from packages import changelog
 from packages.models import ACTIVE_STATES, ArchiveStatus, Pocket, Publication
 from packages.sources.base import PublicationRecord, Watch
 
@@ -46,6 +47,7 @@ REFRESHED_FIELDS = (
     "previous_version",
     "status",
     "synced_at",
+    "closed_bugs",
 )
 
 
@@ -81,5 +83,9 @@ def refresh(publication: Publication, record: PublicationRecord, *, tracks: bool
         dirty = True
     if record.previous_version and not publication.previous_version:
         publication.previous_version = record.previous_version
+        dirty = True
+    bugs = list(changelog.closed_bugs(record.changelog))
+    if bugs and publication.closed_bugs != bugs:
+        publication.closed_bugs = bugs
         dirty = True
     return dirty

@@ -77,6 +77,9 @@ class PublicationRecord:
     binary_percentages: tuple[BinaryPercentage, ...] = ()
     # The same version is also published in a -security suite: apt never phases it.
     in_security: bool = False
+    # The upload's changelog entry or .changes text, when the source has it: the bugs it
+    # closes are read from it (packages.changelog).
+    changelog: str = ""
 
     @property
     def key(self) -> tuple[str, str, str, str]:
