@@ -21,7 +21,7 @@ from overview.models import (
     CrashReport,
     ErrorBucket,
 )
-from overview.services.ingest_copy import ingest_batch_copy
+from overview.services.ingest_copy import ingest_batch_copy, install_failure_buckets
 from overview.services.judging_counts import hour_of, judging_counts_recount
 from overview.sources.base import CrashReportRecord, bucket_type
 from packages import inputs
@@ -164,10 +164,13 @@ def _ingest_batch(records: Sequence[CrashReportRecord], releases: dict[str, int]
         buckets = _buckets_for(fresh, packages)
         _insert_reports(fresh, releases=releases, packages=packages, buckets=buckets)
         _recount(fresh, releases, packages, buckets)
+        failing = install_failure_buckets(fresh, buckets)
         judging_counts_recount(
             (releases[r.release], packages[r.source_package], r.version, hour_of(r.reported_at))
             for r in fresh
-            if not r.automated_testing and not r.from_proposed
+            if not r.automated_testing
+            and not r.from_proposed
+            and buckets[r.signature] not in failing
         )
         _touch_buckets(fresh, buckets)
     return len(fresh)
@@ -268,7 +271,9 @@ def _recount(
 ) -> None:
     """Daily counters and per-bucket statistics, as the error tracker keeps them.
 
-    Reports from automated testing and from -proposed never count. Daily counts grow by
+    Reports from automated testing and from -proposed never count; package install
+    failures count in their buckets' statistics (the new-bucket rule) but not in the daily
+    crash counts (the rate): they are judged as install failures, not as crashes. Daily counts grow by
     exactly the reports this batch stored (the caller stored only the ones not known
     before, in this transaction), so they are added; distinct systems cannot be added
     up, so the touched bucket statistics are recounted from the index that holds them.
@@ -277,6 +282,7 @@ def _recount(
     counted = [r for r in records if not r.automated_testing and not r.from_proposed]
     if not counted:
         return
+    failing = install_failure_buckets(counted, buckets)
     days = Counter(
         (
             releases[r.release],
@@ -285,6 +291,7 @@ def _recount(
             r.reported_at.astimezone(UTC).date(),
         )
         for r in counted
+        if buckets[r.signature] not in failing
     )
     touched = sorted(
         {

@@ -6,6 +6,7 @@ between sending and marking, two senders at once.
 
 from __future__ import annotations
 
+import hashlib
 from datetime import timedelta
 
 import pytest
@@ -171,3 +172,13 @@ def test_two_senders_at_once_send_each_email_once(notification, monkeypatch):
     assert len(mail.outbox) == 1
     assert notifications_send_pending(now=NOW + timedelta(minutes=4)) == 0
     assert Notification.objects.get().attempts == 1
+
+
+def test_the_email_names_each_bucket_with_its_error_tracker_page(notification):
+    notification_send(notification_id=notification.pk, now=NOW)
+    [email] = mail.outbox
+    bucket = notification.publication.problems.get().bucket
+    digest = hashlib.sha1(bucket.signature.encode()).hexdigest()
+    assert f"crash, new in this version: {bucket}" in email.body
+    assert f"/problems/{bucket.pk}/" in email.body  # our page, then the tracker's
+    assert f"https://errors.ubuntu.com/problem/{digest}" in email.body

@@ -304,3 +304,12 @@ def test_people_without_the_permission_cannot_revoke_or_override_a_rate_and_noth
     override.refresh_from_db()
     assert override.is_live
     assert list(Override.objects.all()) == [override]
+
+
+def test_a_report_links_its_package_version_and_bucket_out_for_a_triager(triager, crash):
+    html = triager.get(reverse("triage:report", args=[crash.pk])).content.decode()
+    assert f'href="https://launchpad.net/ubuntu/+source/tool/{crash.version}"' in html
+    assert 'href="https://launchpad.net/ubuntu/+source/tool/+publishinghistory"' in html
+    assert 'href="https://errors.ubuntu.com/problem/' in html
+    reports = triager.get(_reports_url(crash.bucket)).content.decode()
+    assert f'href="https://launchpad.net/ubuntu/+source/tool/{crash.version}"' in reports
