@@ -85,6 +85,8 @@ def test_a_new_install_failure_bucket_halts_the_update_and_says_so(publication, 
     assert problem.bucket.is_install_failure
     assert str(problem).startswith("install failure: installed post-installation script")
     assert problem.kind_label == "New in this version: install failure"
+    halt = publication.events.get(kind="halted")
+    assert "problems: new install failure installed post-installation script" in halt.reason
 
     overview = anonymous.get("/").content.decode()
     assert "install failure: installed post-installation script" in overview
