@@ -39,11 +39,13 @@ from typing import Any
 
 from debian.debian_support import version_compare
 
+from packages import inputs
 from packages.sources.base import (
     BinaryPercentage,
     PersonRecord,
     PublicationRecord,
     ReleaseRecord,
+    SourceError,
     Watch,
     sponsor_of,
 )
@@ -71,6 +73,8 @@ REMOVED_STATUSES = {"Superseded": "superseded", "Deleted": "deleted", "Obsolete"
 # A source publication stays Pending, without date_published, until the publisher runs;
 # asking for sources created up to a day earlier brings one back that was skipped then.
 PENDING_MARGIN = timedelta(days=1)
+# A .changes file is a few kilobytes; a larger answer is cut, not kept whole.
+CHANGES_MAX_CHARS = 200_000
 
 
 def _source_key(entry: Mapping[str, Any]) -> tuple[str, str] | None:
@@ -88,8 +92,11 @@ class LaunchpadSource(LaunchpadPeople, LaunchpadWriter):
     # overlap with the last sync costs a few duplicates, never a missed change.
     incremental_margin = timedelta(hours=1)
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, *, read_changes: bool = True, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        # Read each phasing upload's .changes file for the bugs it closes.
+        self.read_changes = read_changes
+        self._changes_memo: dict[str, str] = {}
         # One sync asks every release with the same ``since``: the archive-wide listing of
         # changed binary publications is fetched once and shared.
         self._binaries_memo: dict[tuple[datetime, str | None], list[dict[str, Any]]] = {}
@@ -301,6 +308,8 @@ class LaunchpadSource(LaunchpadPeople, LaunchpadWriter):
         except (MalformedResponse, StatusError) as exc:
             log.warning("Launchpad: no previous version for %s %s: %s", name, version, exc)
             previous, in_security = "", False
+        # Only the uploads still phasing: their pages show the bugs; older ones are settled.
+        changes = self._changes(self_link, name, version) if explicit and removed is None else ""
         signer = self._person(entry.get("package_signer_link"), people)
         # The Changed-By of the upload; the publication's creator (who copied it to
         # Updates) stands in only when Launchpad knows no package creator.
@@ -326,7 +335,33 @@ class LaunchpadSource(LaunchpadPeople, LaunchpadWriter):
             sponsor=sponsor_of(signer, uploader),
             binary_percentages=per_binary,
             in_security=in_security,
+            changelog=changes,
         )
+
+    def _changes(self, self_link: str, name: str, version: str) -> str:
+        """The upload's .changes file (its Launchpad-Bugs-Fixed and changelog), as
+        ``changesFileUrl()`` of the source publication locates it (lib/lp/soyuz's
+        ProxiedLibraryFileAlias: ``<archive>/+files/<source>_<version>_source.changes`` on
+        the web host, redirected to the librarian); '' when it cannot be had, which costs
+        only the list of closed bugs."""
+        if not self.read_changes:
+            return ""
+        if self_link in self._changes_memo:
+            return self._changes_memo[self_link]
+        text = ""
+        try:
+            url = self._http.get_json(
+                self._checked_link(self_link),
+                params={"ws.op": "changesFileUrl"},
+                sign=self._signer(),
+            )
+            if isinstance(url, str) and inputs.is_safe_link(url):
+                # A public file off the API: never sent the credentials.
+                text = self._http.request("GET", url).text[:CHANGES_MAX_CHARS]
+        except SourceError as exc:
+            log.warning("Launchpad: no .changes for %s %s: %s", name, version, exc)
+        self._changes_memo[self_link] = text
+        return text
 
     def _history(self, name: str, version: str, series_link: str) -> tuple[str, bool]:
         """The highest version below this one that reached users of the series, from any
