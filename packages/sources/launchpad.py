@@ -130,10 +130,12 @@ class LaunchpadSource(LaunchpadPeople, LaunchpadWriter):
             "distro_series": series_link,
             "pocket": POCKETS["updates"],
         }
+        # Updates the sync already knows in phasing: their closed bugs are read already.
+        active = watch.active if watch is not None else {}
         if since is None:
             for entry in self._collection(self._archive_link(), {**listing, "status": "Published"}):
                 record = self._publication(
-                    entry, release=release, series_link=series_link, people=people
+                    entry, release=release, series_link=series_link, people=people, known=active
                 )
                 if record is not None:
                     yield record
@@ -160,7 +162,7 @@ class LaunchpadSource(LaunchpadPeople, LaunchpadWriter):
             if found is None:
                 continue
             record = self._publication(
-                found, release=release, series_link=series_link, people=people
+                found, release=release, series_link=series_link, people=people, known=active
             )
             if record is not None:
                 yield record
@@ -238,6 +240,7 @@ class LaunchpadSource(LaunchpadPeople, LaunchpadWriter):
         release: str,
         series_link: str,
         people: dict[str, PersonRecord | None],
+        known: Mapping[tuple[str, str], object] | None = None,
     ) -> PublicationRecord | None:
         name = entry.get("source_package_name")
         version = entry.get("source_package_version")
@@ -309,7 +312,11 @@ class LaunchpadSource(LaunchpadPeople, LaunchpadWriter):
             log.warning("Launchpad: no previous version for %s %s: %s", name, version, exc)
             previous, in_security = "", False
         # Only the uploads still phasing: their pages show the bugs; older ones are settled.
-        changes = self._changes(self_link, name, version) if explicit and removed is None else ""
+        changes = (
+            self._changes(self_link, name, version)
+            if explicit and removed is None and (name, version) not in (known or {})
+            else ""
+        )
         signer = self._person(entry.get("package_signer_link"), people)
         # The Changed-By of the upload; the publication's creator (who copied it to
         # Updates) stands in only when Launchpad knows no package creator.

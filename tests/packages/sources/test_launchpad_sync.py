@@ -71,7 +71,8 @@ def test_a_devel_listing_with_total_size_link_is_read_to_its_last_page(
     for n in range(650):
         launchpad.publish(f"pkg{n:03d}", "1.0-1ubuntu0.1", binaries=(("amd64", 10),))
 
-    found = records(make_source(http_server, sleeps), launchpad)
+    # The listing is the point here, not the 650 uploads' .changes files.
+    found = records(make_source(http_server, sleeps, read_changes=False), launchpad)
 
     assert len(found) == 650
     pages = [r for r in http_server.made("GET", ARCHIVE) if r.param("status") == "Published"]
@@ -288,3 +289,15 @@ def test_a_changes_file_that_cannot_be_read_costs_only_the_bugs(http_server, sle
     [found] = records(make_source(http_server, sleeps), launchpad)
 
     assert found.source_package == "hello" and found.changelog == ""
+
+
+def test_an_update_the_sync_already_knows_in_phasing_is_not_asked_for_its_changes_again(
+    http_server, sleeps, launchpad
+):
+    launchpad.publish("hello", "2.10-3ubuntu0.1", binaries=(("amd64", 10),), changes="(LP: #1)")
+    watch = Watch(active={("hello", "2.10-3ubuntu0.1"): launchpad.now})
+
+    [found] = records(make_source(http_server, sleeps), launchpad, watch=watch)
+
+    assert found.changelog == ""
+    assert not [r for r in http_server.requests if r.param("ws.op") == "changesFileUrl"]
