@@ -5,6 +5,8 @@ from __future__ import annotations
 from django.conf import settings
 from django.core import checks
 
+from packages import links
+
 _PUBLICATION_SOURCES = {"simulator", "launchpad", "apt"}
 _CRASH_SOURCES = {"simulator", "local", "errortracker"}
 
@@ -41,3 +43,13 @@ def sources_known(app_configs, **kwargs):
             )
         )
     return errors
+
+
+@checks.register()
+def link_templates_usable(app_configs, **kwargs):
+    """Every PHASING_LINK_* template builds http(s) URLs from the names it may use."""
+    return [
+        checks.Error(problem, hint="Leave it empty for no link.", id="overview.E003")
+        for setting in links.PLACEHOLDERS
+        if (problem := links.template_problem(setting, getattr(settings, setting, "")))
+    ]

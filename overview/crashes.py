@@ -6,6 +6,11 @@ New bucket (`get_package_new_buckets`): a bucket with reports for the new versio
 none for the previous version, whose retrace did not fail, reported by more than two
 distinct systems for the new version. Fewer systems are too often one broken machine.
 
+Install failures (apport's ``ProblemType: Package``, "package X failed to install/upgrade")
+are bucketed by the tracker like crashes, under their ``DuplicateSignature``
+``package:<binary>:<version>:<error>``. A new one counts like a new crash bucket, with its
+own minimum of systems (no retrace: there is no stack), or not at all when switched off.
+
 Increased rate (`get_package_crash_rate`): compare today's crashes of the new version
 with the previous version's daily counts over up to 15 days. The baseline is
 round(mean + one standard deviation), scaled by the phased percentage (only that share
@@ -28,11 +33,14 @@ class BucketCounts:
     reports: int
     systems: int
     retrace_failed: bool = False
+    install_failure: bool = False
 
 
 @dataclass(frozen=True)
 class Thresholds:
     new_bucket_min_systems: int = 3
+    # None: switched off, a new install failure is never a problem.
+    install_failure_min_systems: int | None = 3
     rate_min_crashes_today: int = 3
     rate_min_difference: float = 1.0
 
@@ -45,10 +53,15 @@ def new_buckets(
     return [
         bucket
         for bucket in new_version
-        if bucket.signature not in previous_version_signatures
-        and not bucket.retrace_failed
-        and bucket.systems >= thresholds.new_bucket_min_systems
+        if bucket.signature not in previous_version_signatures and _counts(bucket, thresholds)
     ]
+
+
+def _counts(bucket: BucketCounts, thresholds: Thresholds) -> bool:
+    if bucket.install_failure:
+        least = thresholds.install_failure_min_systems
+        return least is not None and bucket.systems >= least
+    return not bucket.retrace_failed and bucket.systems >= thresholds.new_bucket_min_systems
 
 
 @dataclass(frozen=True)

@@ -102,6 +102,11 @@ class ProblemView:
         return str(self.problem)
 
     @property
+    def tracker_url(self) -> str:
+        """The bucket's page in the error tracker (none for a rise in the crash rate)."""
+        return self.problem.bucket.tracker_link if self.problem.bucket is not None else ""
+
+    @property
     def url(self) -> str:
         """Our bucket page, else the source's link when it is http(s), else none."""
         if self.problem.bucket is not None:

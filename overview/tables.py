@@ -9,7 +9,7 @@ from datetime import datetime
 import django_tables2 as tables
 from django.core.paginator import Paginator
 from django.utils import timezone
-from django.utils.html import conditional_escape, format_html, format_html_join
+from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 from django_tables2.export import TableExport
 from tablib import Dataset
@@ -18,7 +18,7 @@ from overview import selectors
 from overview.models import Assessment
 from overview.selectors import PublicationInPhasing
 from overview.wording import age, outlook_lines, share_line, utc_time, verdict_label
-from packages import charts
+from packages import charts, links
 from packages import policy as policy_rules
 from packages.dependencies import Group
 from packages.models import Publication, Release
@@ -82,12 +82,17 @@ class OverviewRow:
     cells: list[tuple[str, str, str]]
 
 
+def _line(html: SafeString) -> SafeString:
+    """A secondary line of a cell, or nothing when there is nothing to say."""
+    return format_html("<br>{}", html) if html else html
+
+
 def _problems_cell(problems: list[selectors.ProblemView]) -> str:
     if not problems:
         return _NONE
     items = format_html_join(
         "\n",
-        "  <li{}>{}{}</li>",
+        "  <li{}>{}{}{}</li>",
         (
             (
                 mark_safe(' class="overridden"') if view.overridden else "",
@@ -95,6 +100,13 @@ def _problems_cell(problems: list[selectors.ProblemView]) -> str:
                 if view.url
                 else view.title,
                 mark_safe(' <span class="tag">overridden</span>') if view.overridden else "",
+                format_html(
+                    ' <a class="out" href="{}" rel="noopener" title="{}">↗</a>',
+                    view.tracker_url,
+                    "This problem in the error tracker",
+                )
+                if view.tracker_url
+                else "",
             )
             for view in problems
         ),
@@ -207,8 +219,7 @@ class OverviewTable(tables.Table):
         bound_rows = self.page.object_list if self.page is not None else self.rows
         records = [row.record for row in bound_rows]
         columns = [
-            (column.name, column.attrs["td"].as_html(), column.header)
-            for column in self.columns
+            (column.name, column.attrs["td"].as_html(), column.header) for column in self.columns
         ]
         rows = []
         previous_release = None
@@ -228,18 +239,22 @@ class OverviewTable(tables.Table):
     def _cells(self, record: PublicationInPhasing) -> dict[str, str]:
         release, package = record.release, record.source_package
         return {
-            "release": format_html(
-                '<span title="{}">{}</span>', release.version, release.codename
-            ),
+            "release": format_html('<span title="{}">{}</span>', release.version, release.codename),
             "package": format_html(
-                '<a href="{}?release={}">{}</a>{}',
+                '<a href="{}?release={}">{}</a>{}{}',
                 package.get_absolute_url(),
                 release.codename,
                 package.name,
+                _line(links.package_links_html(package.name)),
                 group_note(self.groups.get(record.pk)),
             ),
-            "version": conditional_escape(record.version),
-            "previous_version": conditional_escape(record.previous_version or "—"),
+            "version": self._version_cell(record),
+            "previous_version": links.anchor(
+                links.version_url(package.name, record.previous_version),
+                record.previous_version,
+            )
+            if record.previous_version
+            else "—",
             "date_published": self._time_cell(record.date_published),
             "percentage": self._percentage_cell(record),
             "state": format_html(
@@ -257,6 +272,21 @@ class OverviewTable(tables.Table):
             "problems": _problems_cell(selectors.problem_views(record)),
             "verdict": _verdict_cell(getattr(record, "assessment", None)),
         }
+
+    def _version_cell(self, record: PublicationInPhasing) -> SafeString:
+        name, version = record.source_package.name, record.version
+        cell = links.anchor(links.version_url(name, version), version)
+        changes = links.changes_url(name, version)
+        if changes:
+            cell += format_html(
+                ' <small><a class="out" href="{}" rel="noopener" title="{}">.changes</a></small>',
+                changes,
+                "The upload's .changes file",
+            )
+        bugs = links.bugs_html(record.closed_bugs)
+        if bugs:
+            cell += format_html('<br><small class="bugs">{}</small>', bugs)
+        return cell
 
     def _percentage_cell(self, record: PublicationInPhasing) -> SafeString:
         # charts.percentage_bar writes only a clamped integer into its markup.

@@ -49,8 +49,13 @@ def describe_problem(problem: Problem) -> str:
             f"increased crash rate ({problem.report_count} today, "
             f"{problem.difference or 0:+.1f} over the baseline: Ubuntu's rules)"
         )
+    what = (
+        "new install failure"
+        if problem.bucket is not None and problem.bucket.is_install_failure
+        else "new bucket"
+    )
     return (
-        f"new bucket {problem.bucket} ({problem.system_count} systems, "
+        f"{what} {problem.bucket} ({problem.system_count} systems, "
         f"{problem.report_count} reports)"
     )
 

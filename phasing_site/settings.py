@@ -276,6 +276,26 @@ PHASING_APT_PREVIOUS_SUITES = env_list(
     "PHASING_APT_PREVIOUS_SUITES", ["{codename}", "{codename}-security", "{codename}-updates"]
 )
 PHASING_SITE_URL = env_str("PHASING_SITE_URL", "http://127.0.0.1:8000")
+# Links out (packages/links.py): URL templates, Ubuntu's by default; empty means no link.
+# Each is checked at start-up (overview.E003): http(s) only, known placeholders only.
+PHASING_LINK_SOURCE = env_str(
+    "PHASING_LINK_SOURCE", "https://launchpad.net/ubuntu/+source/{source}/+publishinghistory"
+)
+PHASING_LINK_VERSION = env_str(
+    "PHASING_LINK_VERSION", "https://launchpad.net/ubuntu/+source/{source}/{version}"
+)
+PHASING_LINK_CHANGES = env_str(
+    "PHASING_LINK_CHANGES",
+    "https://launchpad.net/ubuntu/+archive/primary/+files/{source}_{version_no_epoch}_source.changes",
+)
+PHASING_LINK_BUG = env_str("PHASING_LINK_BUG", "https://bugs.launchpad.net/bugs/{bug}")
+PHASING_LINK_PERSON = env_str("PHASING_LINK_PERSON", "https://launchpad.net/~{person}")
+PHASING_LINK_BUCKET = env_str(
+    "PHASING_LINK_BUCKET", "https://errors.ubuntu.com/problem/{signature_sha1}"
+)
+PHASING_LINK_PACKAGE_ERRORS = env_str(
+    "PHASING_LINK_PACKAGE_ERRORS", "https://errors.ubuntu.com/?package={source}&period=month"
+)
 # Anonymous visitors' overview is kept until the data changes (overview/page_cache.py):
 # never stale, no time-to-live. Signed-in people always see it rendered.
 PHASING_PAGE_CACHE = env_bool("PHASING_PAGE_CACHE", not DEBUG)
@@ -288,6 +308,10 @@ PHASING_NEW_BUCKET_MIN_SYSTEMS = env_int("PHASING_NEW_BUCKET_MIN_SYSTEMS", 3, mi
 PHASING_RATE_MIN_CRASHES_TODAY = env_int("PHASING_RATE_MIN_CRASHES_TODAY", 3, minimum=1)
 PHASING_RATE_BASELINE_DAYS = env_int("PHASING_RATE_BASELINE_DAYS", 15, minimum=1)
 PHASING_RATE_MIN_DIFFERENCE = env_int("PHASING_RATE_MIN_DIFFERENCE", 1, minimum=0)
+# Package install failures (apport's ProblemType: Package) count like crashes: a new
+# install-failure bucket seen on this many systems halts an update; off: never a problem.
+PHASING_INSTALL_FAILURES = env_bool("PHASING_INSTALL_FAILURES", True)
+PHASING_INSTALL_FAILURE_MIN_SYSTEMS = env_int("PHASING_INSTALL_FAILURE_MIN_SYSTEMS", 3, minimum=1)
 PHASING_EXCLUDE_PROPOSED = env_bool("PHASING_EXCLUDE_PROPOSED", True)
 # The sequential judge (overview.sequential): the chance it ever halts an update whose crash
 # rate did not rise, over the update's whole ramp however often it looks; the rate ratio

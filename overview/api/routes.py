@@ -152,6 +152,7 @@ def _bucket_out(request: HttpRequest, bucket) -> dict:
         "id": bucket.pk,
         "signature": bucket.signature,
         "function": bucket.function,
+        "problem_type": bucket.problem_type,
         "source_package": bucket.source_package.name if bucket.source_package else None,
         "first_seen": bucket.first_seen,
         "last_seen": bucket.last_seen,

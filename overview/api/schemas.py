@@ -122,6 +122,8 @@ class BucketOut(Schema):
     id: int
     signature: str
     function: str
+    # "crash", or "package": package install failures (apport's ProblemType: Package).
+    problem_type: str
     source_package: str | None
     first_seen: datetime | None
     last_seen: datetime | None

@@ -13,6 +13,7 @@ from overview.models.evidence import (
     Problem,
     ProblemKind,
     ProblemQuerySet,
+    ProblemType,
 )
 from overview.models.judging import Assessment, HourlyCrashCount, Verdict, VersionSighting
 from overview.models.operations import PeriodicRun
@@ -31,6 +32,7 @@ __all__ = [
     "Problem",
     "ProblemKind",
     "ProblemQuerySet",
+    "ProblemType",
     "Verdict",
     "VersionSighting",
 ]

@@ -12,15 +12,27 @@ from django.db.models import Count, Exists, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
 from django.urls import reverse
 
-from packages import inputs
+from packages import inputs, links
 from packages.models import Person, Publication, Release, SourcePackage
 from packages.validators import validate_version
 
 
+class ProblemType(models.TextChoices):
+    """What a bucket holds: apport's ProblemType of its reports, as the error tracker keeps
+    them apart (overview.sources.base.bucket_type)."""
+
+    CRASH = "crash", "crash"
+    INSTALL_FAILURE = "package", "install failure"
+
+
 class ErrorBucket(models.Model):
-    """Crashes grouped by signature, as the error tracker's buckets."""
+    """Crashes (or package install failures) grouped by signature, as the error tracker's
+    buckets."""
 
     signature = models.CharField(max_length=1000, unique=True)
+    problem_type = models.CharField(
+        max_length=10, choices=ProblemType.choices, default=ProblemType.CRASH
+    )
     function = models.CharField(max_length=500, blank=True)
     web_link = models.URLField(max_length=1000, blank=True)
     source_package = models.ForeignKey(
@@ -40,10 +52,17 @@ class ErrorBucket(models.Model):
         return reverse("overview:problem", args=[self.pk])
 
     @property
+    def is_install_failure(self) -> bool:
+        return self.problem_type == ProblemType.INSTALL_FAILURE
+
+    @property
     def tracker_link(self) -> str:
-        """The error tracker's page of the bucket, only when it is an http(s) URL: a link
-        from a source is never rendered as anything a browser would run."""
-        return self.web_link if inputs.is_safe_link(self.web_link) else ""
+        """The error tracker's page of the bucket: the source's own link when it is an
+        http(s) URL (a link from a source is never rendered as anything a browser would
+        run), else the configured bucket page (packages.links), else none."""
+        if inputs.is_safe_link(self.web_link):
+            return self.web_link
+        return links.bucket_url(self.signature)
 
 
 class CrashReport(models.Model):
@@ -226,7 +245,16 @@ class Problem(models.Model):
     def __str__(self) -> str:
         if self.kind == ProblemKind.INCREASED_RATE:
             return "increased crash rate"
+        if self.bucket is not None and self.bucket.is_install_failure:
+            return f"install failure: {self.bucket}"
         return str(self.bucket)
+
+    @property
+    def kind_label(self) -> str:
+        """ "New in this version: install failure", say: the kind and what the bucket holds."""
+        if self.kind == ProblemKind.NEW_BUCKET and self.bucket is not None:
+            return f"{self.get_kind_display()}: {self.bucket.get_problem_type_display()}"
+        return self.get_kind_display()
 
     @property
     def covering_override(self) -> int | None:

@@ -21,9 +21,9 @@ from overview.models import (
     CrashReport,
     ErrorBucket,
 )
-from overview.services.ingest_copy import ingest_batch_copy
+from overview.services.ingest_copy import ingest_batch_copy, install_failure_buckets
 from overview.services.judging_counts import hour_of, judging_counts_recount
-from overview.sources.base import CrashReportRecord
+from overview.sources.base import CrashReportRecord, bucket_type
 from packages import inputs
 from packages.models import Release, SourcePackage
 from packages.services import bulk
@@ -74,6 +74,7 @@ def _valid(record: CrashReportRecord, releases: dict[str, int], *, now: datetime
             "web_link": inputs.text_problem(record.web_link, max_length=1000),
             "environment": inputs.json_problem(record.environment),
             "package_versions": inputs.json_problem(record.package_versions),
+            "problem_type": inputs.text_problem(record.problem_type, max_length=40),
         }
     )
 
@@ -163,10 +164,13 @@ def _ingest_batch(records: Sequence[CrashReportRecord], releases: dict[str, int]
         buckets = _buckets_for(fresh, packages)
         _insert_reports(fresh, releases=releases, packages=packages, buckets=buckets)
         _recount(fresh, releases, packages, buckets)
+        failing = install_failure_buckets(fresh, buckets)
         judging_counts_recount(
             (releases[r.release], packages[r.source_package], r.version, hour_of(r.reported_at))
             for r in fresh
-            if not r.automated_testing and not r.from_proposed
+            if not r.automated_testing
+            and not r.from_proposed
+            and buckets[r.signature] not in failing
         )
         _touch_buckets(fresh, buckets)
     return len(fresh)
@@ -246,6 +250,7 @@ def _buckets_for(records: Sequence[CrashReportRecord], packages: dict[str, int])
                 web_link=record.web_link,
                 source_package_id=packages[record.source_package],
                 retrace_failed=record.retrace_failed,
+                problem_type=bucket_type(record.problem_type, record.signature),
                 first_seen=record.reported_at,
                 last_seen=record.reported_at,
             )
@@ -266,7 +271,9 @@ def _recount(
 ) -> None:
     """Daily counters and per-bucket statistics, as the error tracker keeps them.
 
-    Reports from automated testing and from -proposed never count. Daily counts grow by
+    Reports from automated testing and from -proposed never count; package install
+    failures count in their buckets' statistics (the new-bucket rule) but not in the daily
+    crash counts (the rate): they are judged as install failures, not as crashes. Daily counts grow by
     exactly the reports this batch stored (the caller stored only the ones not known
     before, in this transaction), so they are added; distinct systems cannot be added
     up, so the touched bucket statistics are recounted from the index that holds them.
@@ -275,6 +282,7 @@ def _recount(
     counted = [r for r in records if not r.automated_testing and not r.from_proposed]
     if not counted:
         return
+    failing = install_failure_buckets(counted, buckets)
     days = Counter(
         (
             releases[r.release],
@@ -283,6 +291,7 @@ def _recount(
             r.reported_at.astimezone(UTC).date(),
         )
         for r in counted
+        if buckets[r.signature] not in failing
     )
     touched = sorted(
         {

@@ -14,7 +14,7 @@ from django.db import connection
 
 from overview.models import BucketVersionStat, CrashCounter, CrashReport, ErrorBucket
 from overview.services.judging_counts import hour_of, judging_counts_recount
-from overview.sources.base import CrashReportRecord
+from overview.sources.base import INSTALL_FAILURE, CrashReportRecord, bucket_type
 
 _REPORT_COLUMNS = (
     "bucket_id",
@@ -89,14 +89,28 @@ def ingest_batch_copy(
         if not inserted:
             return 0
         counted = [row for row in inserted if not row[5]]
+        # Install failures are judged by their buckets alone, not as crashes in the rates.
+        failing = install_failure_buckets(fresh, buckets)
+        crashed = [row for row in counted if row[3] not in failing]
         _recount_sql(
             cursor,
-            days=Counter((r[0], r[1], r[2], r[4].date()) for r in counted),
+            days=Counter((r[0], r[1], r[2], r[4].date()) for r in crashed),
             stats={(r[0], r[1], r[2], r[3]) for r in counted},
         )
-        judging_counts_recount((r[0], r[1], r[2], hour_of(r[4])) for r in counted)
+        judging_counts_recount((r[0], r[1], r[2], hour_of(r[4])) for r in crashed)
         _touch_buckets_sql(cursor, inserted)
     return len(inserted)
+
+
+def install_failure_buckets(
+    records: Sequence[CrashReportRecord], buckets: dict[str, int]
+) -> set[int]:
+    """The buckets of these records that hold package install failures, not crashes."""
+    return {
+        buckets[r.signature]
+        for r in records
+        if bucket_type(r.problem_type, r.signature) == INSTALL_FAILURE
+    }
 
 
 def _table(model) -> str:

@@ -142,7 +142,14 @@ def _body(notification: Notification) -> str:
             "person": notification.person,
             "roles": notification.roles.split(", "),
             "problems": [
-                {"problem": p, "link": _problem_link(p)} for p in problems if not p.is_overridden
+                {
+                    "problem": p,
+                    "link": _problem_link(p),
+                    # The error tracker's page of the bucket, from the configured template.
+                    "tracker": p.bucket.tracker_link if p.bucket else "",
+                }
+                for p in problems
+                if not p.is_overridden
             ],
             "history_url": _site(
                 f"{publication.get_absolute_url()}?{urlencode({'release': publication.release.codename})}"

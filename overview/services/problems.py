@@ -49,6 +49,7 @@ def _buckets_of_problems(
                     signature=r.signature,
                     function=r.function[:500],
                     web_link=r.web_link,
+                    problem_type=r.bucket_type,
                     first_seen=now,
                     last_seen=now,
                 )

@@ -42,6 +42,7 @@ def crash_source(name: str | None = None) -> CrashSource:
             api_root=settings.PHASING_ERRORTRACKER_API_ROOT,
             timeout=settings.PHASING_HTTP_TIMEOUT,
             exclude_proposed=settings.PHASING_EXCLUDE_PROPOSED,
+            install_failures=settings.PHASING_INSTALL_FAILURES,
             release_names=release_names_from_versions(
                 dict(Release.objects.values_list("codename", "version"))
             ),

@@ -17,6 +17,19 @@ from packages import inputs
 from packages.sources.base import SourceError
 
 PROBLEM_KINDS = ("new_bucket", "increased_rate")  # as overview.models.ProblemKind
+# What a bucket holds, as overview.models.ProblemType: crashes, or package install failures.
+CRASH, INSTALL_FAILURE = "crash", "package"
+
+
+def bucket_type(problem_type: str, signature: str = "") -> str:
+    """apport's ``ProblemType`` of a report ("Crash", "Package", "KernelOops"...) as the kind
+    of bucket it lands in. An install failure is ``ProblemType: Package``; its bucket is its
+    ``DuplicateSignature``, ``package:<binary>:<version>:<error>`` (apport's package hook,
+    bucketed as is by the error tracker's daisy/submit.py), which is how a bucket known only
+    by its signature is recognised."""
+    if problem_type == "Package" or (not problem_type and signature.startswith("package:")):
+        return INSTALL_FAILURE
+    return CRASH
 
 
 class CrashDataUnavailable(SourceError):
@@ -48,6 +61,8 @@ class ProblemRecord:
     retrace_failed: bool = False
     # The test and the figures behind it, in words (shown on the pages and in the email).
     detail: str = ""
+    # CRASH or INSTALL_FAILURE: the kind of bucket of a new-bucket problem.
+    bucket_type: str = CRASH
 
 
 @dataclass(frozen=True)
@@ -87,6 +102,9 @@ def checked(answer: CrashAnswer) -> CrashAnswer:
         why = inputs.first_problem(
             {
                 "kind": "" if record.kind in PROBLEM_KINDS else f"{record.kind!r:.40} is unknown",
+                "bucket_type": ""
+                if record.bucket_type in (CRASH, INSTALL_FAILURE)
+                else f"{record.bucket_type!r:.40} is unknown",
                 "signature": inputs.text_problem(record.signature, max_length=1000),
                 "function": inputs.text_problem(record.function),
                 "report_count": inputs.count_problem(record.report_count),
@@ -119,6 +137,8 @@ class CrashReportRecord:
     from_proposed: bool = False
     automated_testing: bool = False
     retrace_failed: bool = False
+    # apport's ProblemType: "Crash", or "Package" for a package that failed to install.
+    problem_type: str = "Crash"
 
 
 @runtime_checkable

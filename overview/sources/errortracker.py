@@ -21,6 +21,11 @@ decides whether to hold or judge on those.
   ``web_link`` is ``<root>/problem/<sha1 of the bucket id>`` or ``<root>/bucket/?id=<quoted
   id>``. The tracker has already kept only buckets absent from the previous version, not
   failed to retrace, and seen on more than 2 systems (cassie.get_package_new_buckets).
+  Package install failures (apport's ``ProblemType: Package``) are bucketed there too, by
+  their ``DuplicateSignature`` ``package:<binary>:<version>:<error>`` (daisy/submit.py
+  buckets a report's DuplicateSignature as is), so a bucket id of that form is an install
+  failure; with ``install_failures`` off they are left out (the tracker's own threshold
+  of systems stands: the local minimum does not apply to it).
 - ``package-rate-of-crashes/?package=&old_version=&new_version=&phased_update_percentage=
   &date=&release=&exclude_proposed=``: one object ``{increase, difference, web_link,
   previous_period_in_days, previous_average}`` (tastypie turns ``difference`` into an
@@ -47,11 +52,13 @@ from urllib.parse import parse_qs, urljoin, urlsplit
 import requests
 
 from overview.sources.base import (
+    INSTALL_FAILURE,
     CrashAnswer,
     CrashQuery,
     CrashReportRecord,
     CrashSource,
     ProblemRecord,
+    bucket_type,
 )
 from packages.sources.base import SourceError
 from packages.sources.http import MalformedResponse, RetryingClient, StatusError
@@ -119,6 +126,14 @@ def _bucket_id(function: str, web_link: str) -> str:
     return web_link
 
 
+def _install_error(signature: str) -> str:
+    """dpkg's error of an install failure's bucket id, package:<binary>:<version>:<error>:
+    what the pages name it by. A version with an epoch holds a colon of its own."""
+    parts = signature.split(":")
+    skip = 5 if len(parts) > 5 and parts[2].isdigit() else 4
+    return ":".join(parts[skip:]) or signature
+
+
 class ErrorTrackerSource:
     """New buckets and crash-rate increases for (package, version, previous version)."""
 
@@ -136,6 +151,7 @@ class ErrorTrackerSource:
         exclude_proposed: bool = True,
         release_names: Mapping[str, str] | None = None,
         fallback: CrashSource | None = None,
+        install_failures: bool = True,
     ) -> None:
         """``release_names`` maps a codename to the tracker's release name ("noble" ->
         "Ubuntu 24.04"); it extends DEFAULT_RELEASE_NAMES. Build it from the releases'
@@ -143,6 +159,7 @@ class ErrorTrackerSource:
         versions the tracker does not know, from the reports held locally."""
         self.api_root = api_root if api_root.endswith("/") else api_root + "/"
         self.fallback = fallback
+        self.install_failures = install_failures
         self.exclude_proposed = exclude_proposed
         self.release_names = {**DEFAULT_RELEASE_NAMES, **(release_names or {})}
         self._http = RetryingClient(
@@ -254,11 +271,16 @@ class ErrorTrackerSource:
                 or not (function or web_link)
             ):
                 raise MalformedResponse(f"new bucket without function/web_link: {item!r:.200}")
+            signature = _bucket_id(function, web_link)
+            kind = bucket_type("", signature)
+            if kind == INSTALL_FAILURE and not self.install_failures:
+                continue
             yield ProblemRecord(
                 kind="new_bucket",
-                signature=_bucket_id(function, web_link),
-                function=function,
+                signature=signature,
+                function=_install_error(signature) if kind == INSTALL_FAILURE else function,
                 web_link=urljoin(self.api_root, web_link),
+                bucket_type=kind,
             )
 
     def _rate(self, query: CrashQuery, *, release_name: str, now: datetime) -> ProblemRecord | None:

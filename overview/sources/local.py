@@ -17,7 +17,14 @@ from django.conf import settings
 
 from overview import crashes
 from overview.models import BucketVersionStat, CrashCounter
-from overview.sources.base import CrashAnswer, CrashQuery, CrashReportRecord, ProblemRecord
+from overview.sources.base import (
+    CRASH,
+    INSTALL_FAILURE,
+    CrashAnswer,
+    CrashQuery,
+    CrashReportRecord,
+    ProblemRecord,
+)
 from packages.models import SourceSync
 
 
@@ -26,6 +33,9 @@ def thresholds() -> crashes.Thresholds:
         new_bucket_min_systems=settings.PHASING_NEW_BUCKET_MIN_SYSTEMS,
         rate_min_crashes_today=settings.PHASING_RATE_MIN_CRASHES_TODAY,
         rate_min_difference=settings.PHASING_RATE_MIN_DIFFERENCE,
+        install_failure_min_systems=settings.PHASING_INSTALL_FAILURE_MIN_SYSTEMS
+        if settings.PHASING_INSTALL_FAILURES
+        else None,
     )
 
 
@@ -88,6 +98,7 @@ class LocalCrashSource:
             "bucket__signature",
             "bucket__function",
             "bucket__retrace_failed",
+            "bucket__problem_type",
             "reports",
             "systems",
         )
@@ -98,10 +109,13 @@ class LocalCrashSource:
             signature,
             function,
             retrace_failed,
+            problem_type,
             reports,
             systems,
         ) in rows:
-            counts = crashes.BucketCounts(signature, reports, systems, retrace_failed)
+            counts = crashes.BucketCounts(
+                signature, reports, systems, retrace_failed, problem_type == INSTALL_FAILURE
+            )
             buckets[(release, package, version)].append((counts, function))
 
         # 2. and 3. Daily counters: today's for the new versions, the baseline period's
@@ -136,6 +150,7 @@ class LocalCrashSource:
                     function=functions[counts.signature],
                     report_count=counts.reports,
                     system_count=counts.systems,
+                    bucket_type=INSTALL_FAILURE if counts.install_failure else CRASH,
                 )
                 for counts in crashes.new_buckets(
                     (c for c, _ in buckets.get(new_key, ())), previous_signatures, rules

@@ -39,6 +39,14 @@ FUNCTIONS = (
     "inflate",
     "SSL_read",
 )
+# dpkg's words when a maintainer script fails, as apport's package hook puts them in the
+# report's ErrorMessage and its DuplicateSignature.
+INSTALL_ERRORS = (
+    "installed post-installation script subprocess returned error exit status 1",
+    "new pre-installation script subprocess returned error exit status 1",
+    "installed pre-removal script subprocess returned error exit status 1",
+    "trying to overwrite a file which is also in another package",
+)
 
 
 def poisson(rng: random.Random, lam: float) -> int:
@@ -82,6 +90,10 @@ class SimulatedCrashFeed:
         rng = seeded_rng(self.seed, "regression-bucket", upload.release, upload.package, upload.version)
         function = rng.choice(FUNCTIONS)
         binary = rng.choice(upload.binaries)
+        if upload.regression is not None and upload.regression.kind == "install_failure":
+            # apport's DuplicateSignature of a package failure: package:<binary>:<version>:<error>.
+            error = rng.choice(INSTALL_ERRORS)
+            return f"package:{binary}:{upload.version}:{error}", error
         return f"/usr/bin/{binary}:6:{function}:{upload.package}:{upload.version}", function
 
     def _hourly_counts(
@@ -99,7 +111,7 @@ class SimulatedCrashFeed:
             (signature, function, poisson(rng, upload.popularity * weight * share * rate_factor))
             for signature, function, weight in self._buckets(upload.package, upload.binaries[0])
         ]
-        if regression and regression.kind in ("new_bucket", "false_alarm"):
+        if regression and regression.kind in ("new_bucket", "false_alarm", "install_failure"):
             signature, function = self.regression_bucket(upload)
             counts.append(
                 (signature, function, poisson(rng, regression.factor * max(share, 0.01)))
@@ -176,6 +188,17 @@ class SimulatedCrashFeed:
             f"#{n}  0x{rng.getrandbits(48):012x} in {frame} () from /usr/lib/{arch}-linux-gnu/lib{upload.package}.so"
             for n, frame in enumerate(frames)
         )
+        install_failure = signature.startswith("package:")
+        if install_failure:
+            # A package failure has no stack: its evidence is dpkg's terminal log.
+            binary = signature.split(":")[1]
+            trace = (
+                f"Preparing to unpack .../{binary}_{upload.version}_{arch}.deb ...\n"
+                f"Unpacking {binary} ({upload.version}) over ({upload.previous_version}) ...\n"
+                f"Setting up {binary} ({upload.version}) ...\n"
+                f"dpkg: error processing package {binary} (--configure):\n {function}\n"
+                f"Errors were encountered while processing:\n {binary}"
+            )
         return CrashReportRecord(
             external_id=external_id,
             signature=signature,
@@ -195,6 +218,7 @@ class SimulatedCrashFeed:
             package_versions=self._installed_versions(rng, upload, moment),
             from_proposed=rng.random() < 0.03,
             automated_testing=rng.random() < 0.01,
+            problem_type="Package" if install_failure else "Crash",
         )
 
     # What else the crashing machine has installed ---------------------------------------

@@ -155,6 +155,8 @@ class Publication(SourceFacts, models.Model):
     source_percentages = models.JSONField(default=list, blank=True)
     # Also published in a -security suite: apt never phases it, so neither do we.
     in_security = models.BooleanField(default=False)
+    # The Launchpad bugs the upload closes (its changelog's "LP: #N"), linked on the pages.
+    closed_bugs = models.JSONField(default=list, blank=True)
     synced_at = models.DateTimeField(null=True, blank=True)
     # The last percentage the source took from us, read back at the next sync.
     written_percentage = models.PositiveSmallIntegerField(null=True, blank=True)

@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from django.db import transaction
 from django.utils import timezone
 
-from packages import inputs
+from packages import changelog, inputs
 from packages.dependencies import relation_rows
 from packages.models import (
     ACTIVE_STATES,
@@ -116,9 +116,7 @@ def _record_problem(record: PublicationRecord, *, now: datetime) -> str:
             "version": inputs.version_problem(record.version),
             "previous version": inputs.version_problem(record.previous_version, blank=True),
             "component": inputs.text_problem(record.component, max_length=40),
-            "binary": next(
-                (p for b in binaries if (p := inputs.source_name_problem(b))), ""
-            ),
+            "binary": next((p for b in binaries if (p := inputs.source_name_problem(b))), ""),
             "date_published": inputs.moment_problem(record.date_published, now=now),
             "date_superseded": ""
             if record.date_superseded is None
@@ -126,6 +124,7 @@ def _record_problem(record: PublicationRecord, *, now: datetime) -> str:
             "signer": _person_problem(record.signer),
             "uploader": _person_problem(record.uploader),
             "sponsor": _person_problem(record.sponsor),
+            "changelog": inputs.text_problem(record.changelog, max_length=1_000_000),
         }
     )
 
@@ -274,9 +273,9 @@ def _sync_release(
         existing = {
             (p.pocket, p.source_package_id, p.version): p
             # Locked in primary-key order, as the controller locks them, so the two never deadlock.
-            for p in Publication.objects.select_for_update().order_by("pk").filter(
-                release=release, source_package_id__in=packages.values()
-            )
+            for p in Publication.objects.select_for_update()
+            .order_by("pk")
+            .filter(release=release, source_package_id__in=packages.values())
         }
         created, changed = [], []
         for record in records:
@@ -311,6 +310,7 @@ def _sync_release(
                     source_percentage=record.percentage,
                     source_percentages=per_binary(record),
                     in_security=record.in_security,
+                    closed_bugs=list(changelog.closed_bugs(record.changelog)),
                     synced_at=now,
                 )
                 existing[key] = publication

@@ -12,6 +12,7 @@ from datetime import datetime
 
 from django.db.models import F, Q
 
+from packages import changelog
 from packages.dependencies import relation_rows
 from packages.models import ACTIVE_STATES, ArchiveStatus, Pocket, Publication
 from packages.sources.base import PublicationRecord, Watch
@@ -48,6 +49,7 @@ REFRESHED_FIELDS = (
     "status",
     "synced_at",
     "relations",
+    "closed_bugs",
 )
 
 
@@ -88,5 +90,9 @@ def refresh(publication: Publication, record: PublicationRecord, *, tracks: bool
             dirty = True
     if record.previous_version and not publication.previous_version:
         publication.previous_version = record.previous_version
+        dirty = True
+    bugs = list(changelog.closed_bugs(record.changelog))
+    if bugs and publication.closed_bugs != bugs:
+        publication.closed_bugs = bugs
         dirty = True
     return dirty

@@ -82,6 +82,9 @@ class PublicationRecord:
     # The versioned relations of its binaries (packages.dependencies); None: the source
     # does not read them, so what is stored stays.
     relations: tuple[Relation, ...] | None = None
+    # The upload's changelog entry or .changes text, when the source has it: the bugs it
+    # closes are read from it (packages.changelog).
+    changelog: str = ""
 
     @property
     def key(self) -> tuple[str, str, str, str]:

@@ -40,6 +40,7 @@ from typing import Any
 
 from debian.debian_support import version_compare
 
+from packages import inputs
 from packages.dependencies import Relation
 from packages.sources.apt_relations import AptRelations
 from packages.sources.base import (
@@ -75,6 +76,8 @@ REMOVED_STATUSES = {"Superseded": "superseded", "Deleted": "deleted", "Obsolete"
 # A source publication stays Pending, without date_published, until the publisher runs;
 # asking for sources created up to a day earlier brings one back that was skipped then.
 PENDING_MARGIN = timedelta(days=1)
+# A .changes file is a few kilobytes; a larger answer is cut, not kept whole.
+CHANGES_MAX_CHARS = 200_000
 
 
 def _source_key(entry: Mapping[str, Any]) -> tuple[str, str] | None:
@@ -92,10 +95,19 @@ class LaunchpadSource(LaunchpadPeople, LaunchpadWriter):
     # overlap with the last sync costs a few duplicates, never a missed change.
     incremental_margin = timedelta(hours=1)
 
-    def __init__(self, *, packages_archive: AptRelations | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *,
+        packages_archive: AptRelations | None = None,
+        read_changes: bool = True,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         # Where the binaries' Depends and Breaks are read (the Packages files apt reads).
         self.packages_archive = packages_archive
+        # Read each phasing upload's .changes file for the bugs it closes.
+        self.read_changes = read_changes
+        self._changes_memo: dict[str, str] = {}
         # One sync asks every release with the same ``since``: the archive-wide listing of
         # changed binary publications is fetched once and shared.
         self._binaries_memo: dict[tuple[datetime, str | None], list[dict[str, Any]]] = {}
@@ -158,10 +170,12 @@ class LaunchpadSource(LaunchpadPeople, LaunchpadWriter):
             "distro_series": series_link,
             "pocket": POCKETS["updates"],
         }
+        # Updates the sync already knows in phasing: their closed bugs are read already.
+        active = watch.active if watch is not None else {}
         if since is None:
             for entry in self._collection(self._archive_link(), {**listing, "status": "Published"}):
                 record = self._publication(
-                    entry, release=release, series_link=series_link, people=people
+                    entry, release=release, series_link=series_link, people=people, known=active
                 )
                 if record is not None:
                     yield record
@@ -188,7 +202,7 @@ class LaunchpadSource(LaunchpadPeople, LaunchpadWriter):
             if found is None:
                 continue
             record = self._publication(
-                found, release=release, series_link=series_link, people=people
+                found, release=release, series_link=series_link, people=people, known=active
             )
             if record is not None:
                 yield record
@@ -266,6 +280,7 @@ class LaunchpadSource(LaunchpadPeople, LaunchpadWriter):
         release: str,
         series_link: str,
         people: dict[str, PersonRecord | None],
+        known: Mapping[tuple[str, str], object] | None = None,
     ) -> PublicationRecord | None:
         name = entry.get("source_package_name")
         version = entry.get("source_package_version")
@@ -336,6 +351,12 @@ class LaunchpadSource(LaunchpadPeople, LaunchpadWriter):
         except (MalformedResponse, StatusError) as exc:
             log.warning("Launchpad: no previous version for %s %s: %s", name, version, exc)
             previous, in_security = "", False
+        # Only the uploads still phasing: their pages show the bugs; older ones are settled.
+        changes = (
+            self._changes(self_link, name, version)
+            if explicit and removed is None and (name, version) not in (known or {})
+            else ""
+        )
         signer = self._person(entry.get("package_signer_link"), people)
         # The Changed-By of the upload; the publication's creator (who copied it to
         # Updates) stands in only when Launchpad knows no package creator.
@@ -361,7 +382,33 @@ class LaunchpadSource(LaunchpadPeople, LaunchpadWriter):
             sponsor=sponsor_of(signer, uploader),
             binary_percentages=per_binary,
             in_security=in_security,
+            changelog=changes,
         )
+
+    def _changes(self, self_link: str, name: str, version: str) -> str:
+        """The upload's .changes file (its Launchpad-Bugs-Fixed and changelog), as
+        ``changesFileUrl()`` of the source publication locates it (lib/lp/soyuz's
+        ProxiedLibraryFileAlias: ``<archive>/+files/<source>_<version>_source.changes`` on
+        the web host, redirected to the librarian); '' when it cannot be had, which costs
+        only the list of closed bugs."""
+        if not self.read_changes:
+            return ""
+        if self_link in self._changes_memo:
+            return self._changes_memo[self_link]
+        text = ""
+        try:
+            url = self._http.get_json(
+                self._checked_link(self_link),
+                params={"ws.op": "changesFileUrl"},
+                sign=self._signer(),
+            )
+            if isinstance(url, str) and inputs.is_safe_link(url):
+                # A public file off the API: never sent the credentials.
+                text = self._http.request("GET", url).text[:CHANGES_MAX_CHARS]
+        except SourceError as exc:
+            log.warning("Launchpad: no .changes for %s %s: %s", name, version, exc)
+        self._changes_memo[self_link] = text
+        return text
 
     def _history(self, name: str, version: str, series_link: str) -> tuple[str, bool]:
         """The highest version below this one that reached users of the series, from any

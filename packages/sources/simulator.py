@@ -21,6 +21,7 @@ import random
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
 from functools import cached_property
 
 from packages.dependencies import Relation
@@ -83,6 +84,15 @@ _LAST = (
     "Park Maia Bacher Quigley Jaakola Bhaskar Jones Binns Castro Egberto Sideri Bicha Mitchell "
     "Deslauriers Zahra Lopes Duran Zhang"
 ).split()
+_CHANGELOG_FIXES = (
+    "fix a crash when the configuration file is missing",
+    "avoid a use-after-free on shutdown",
+    "fix a regression in proxy handling",
+    "handle an empty response from the server",
+    "correct the permissions of the cache directory",
+    "fix a memory leak when reloading",
+    "keep local changes to the configuration on upgrade",
+)
 HOUR = timedelta(hours=1)
 
 
@@ -145,7 +155,7 @@ def seeded_rng(*parts: object) -> random.Random:
 
 @dataclass(frozen=True)
 class Regression:
-    kind: str  # "new_bucket", "increased_rate" or "false_alarm"
+    kind: str  # "new_bucket", "increased_rate", "false_alarm" or "install_failure"
     # Hours after publication when it starts to show.
     onset_hours: int
     factor: float  # crashes per hour per full share (new bucket) or rate multiplier
@@ -299,6 +309,9 @@ class Simulator:
             gap_days = rng.expovariate(1 / mean_days)
             if regression and regression.kind != "false_alarm":
                 gap_days = rng.uniform(1.5, 4)  # a regression is fixed by a new upload soon
+            if regression is None:
+                # Drawn apart, so the rest of the world stays as it was without them.
+                regression = self._install_failure(release.codename, package, number)
             following = moment + timedelta(days=gap_days)
             uploads.append(
                 Upload(
@@ -391,6 +404,14 @@ class Simulator:
             return Regression("false_alarm", onset, rng.uniform(0.8, 2.0))
         return None
 
+    def _install_failure(self, release: str, package: str, number: int) -> Regression | None:
+        """Now and then an update whose maintainer script fails on upgrade: apport's
+        "package X failed to install/upgrade" reports, a new bucket of their own."""
+        rng = seeded_rng(self.seed, "install-failure", release, package, number)
+        if rng.random() < 0.025:
+            return Regression("install_failure", rng.randint(1, 30), rng.uniform(1.0, 3.0))
+        return None
+
     def uploads(self, *, until: datetime, release: str | None = None) -> Iterator[Upload]:
         for record in self.release_records:
             if release is not None and record.codename != release:
@@ -426,7 +447,30 @@ class Simulator:
                 uploader=upload.uploader,
                 sponsor=upload.sponsor,
                 relations=upload.relations,
+                changelog=self.changelog(upload),
             )
+
+    def changelog(self, upload: Upload) -> str:
+        """The upload's changelog entry as dpkg-parsechangelog prints it, closing one to three
+        Launchpad bugs with "LP: #N", as every stable release update must."""
+        rng = seeded_rng(self.seed, "changelog", upload.release, upload.package, upload.version)
+        bugs = [rng.randint(2_000_000, 2_140_000) for _ in range(rng.randint(1, 3))]
+        what = rng.choice(_CHANGELOG_FIXES)
+        lines = [
+            f"{upload.package} ({upload.version}) {upload.release}; urgency=medium",
+            "",
+            f"  * d/p/lp{bugs[0]}.patch: {what} (LP: #{bugs[0]})",
+        ]
+        if len(bugs) > 1:
+            lines.append(
+                "  * Cherry-pick upstream fixes for regressions in the stable branch"
+                f" (LP: #{', #'.join(map(str, bugs[1:]))})"
+            )
+        lines += [
+            "",
+            f" -- {upload.uploader.name} <{upload.uploader.email}>  {format_datetime(upload.published)}",
+        ]
+        return "\n".join(lines)
 
     def set_percentage(
         self, *, release: str, pocket: str, source_package: str, version: str, percentage: int

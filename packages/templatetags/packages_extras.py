@@ -9,11 +9,44 @@ from django import template
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
-from packages import charts
+from packages import charts, links
 from packages.models import PhasingEvent, WriteBack
 from packages.selectors import ChartSeries, chart_end, chart_points
 
 register = template.Library()
+
+
+@register.simple_tag
+def link_out(
+    kind: str, *args: str, text: object = None, title: str = "", optional: bool = False
+) -> SafeString:
+    """A link out built from the configured template of `kind` (packages.links.BUILDERS),
+    showing `text` (the last argument by default); plain text when there is no link, or
+    nothing at all when the link is all there is to show (`optional`)."""
+    url = links.BUILDERS[kind](*args)
+    if optional and not url:
+        return SafeString("")
+    return links.anchor(url, args[-1] if text is None else text, title=title)
+
+
+@register.simple_tag
+def package_out_links(source: str) -> SafeString:
+    return links.package_links_html(source)
+
+
+@register.simple_tag
+def upload_people_links(publication: object) -> SafeString:
+    """Who made, signed and sponsored an upload, each linked to their page."""
+    return links.people_html(
+        uploader=getattr(publication, "uploader", None),
+        signer=getattr(publication, "signer", None),
+        sponsor=getattr(publication, "sponsor", None),
+    )
+
+
+@register.filter
+def closed_bugs_links(bugs: object) -> SafeString:
+    return links.bugs_html(bugs if isinstance(bugs, list | tuple) else ())
 
 
 @register.simple_tag

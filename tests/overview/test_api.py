@@ -338,3 +338,14 @@ def test_every_error_under_the_api_is_json(anonymous, path, status):
 def test_a_percentage_range_upside_down_matches_nothing(anonymous, publication):
     response = anonymous.get("/api/v1/publications/?percentage_min=50&percentage_max=20")
     assert (response.status_code, response.json()["count"]) == (200, 0)
+
+
+def test_a_bucket_says_whether_it_holds_crashes_or_install_failures(anonymous):
+    crash = ErrorBucketFactory(function="png_read_row")
+    failure = ErrorBucketFactory(signature="package:tool:1.1-1:dpkg failed", problem_type="package")
+
+    kinds = {
+        anonymous.get(f"/api/v1/problems/{b.pk}/").json()["problem_type"] for b in (crash, failure)
+    }
+
+    assert kinds == {"crash", "package"}

@@ -10,6 +10,7 @@ from datetime import timedelta
 import pytest
 
 from overview.models import ProblemKind, Verdict
+from packages import links
 from packages.holds import HoldReason
 from packages.models import EventKind, PhasingState
 from tests.factories import (
@@ -460,3 +461,30 @@ def test_the_filtered_page_and_its_export_cost_a_fixed_number_of_queries(
 )
 def test_a_nul_byte_anywhere_in_a_request_is_a_400_not_a_500(anonymous, url):
     assert anonymous.get(url).status_code == 400
+
+
+def test_each_update_links_out_to_its_archive_pages_bugs_and_error_tracker(anonymous):
+    publication = PublicationFactory(
+        source_package__name="hello",
+        version="2.10-3ubuntu0.1",
+        previous_version="2.10-3",
+        closed_bugs=[2066054],
+    )
+    ProblemFactory(publication=publication, bucket__signature="/usr/bin/hello:11:main")
+    html = anonymous.get("/").content.decode()
+    assert 'href="https://launchpad.net/ubuntu/+source/hello/+publishinghistory"' in html
+    assert 'href="https://errors.ubuntu.com/?package=hello&amp;period=month"' in html
+    assert 'href="https://launchpad.net/ubuntu/+source/hello/2.10-3ubuntu0.1"' in html
+    assert 'href="https://launchpad.net/ubuntu/+source/hello/2.10-3"' in html
+    assert "hello_2.10-3ubuntu0.1_source.changes" in html
+    assert 'href="https://bugs.launchpad.net/bugs/2066054"' in html
+    assert 'href="https://errors.ubuntu.com/problem/' in html
+
+
+def test_with_the_link_templates_empty_the_overview_names_without_linking_out(anonymous, settings):
+    for setting in links.PLACEHOLDERS:
+        setattr(settings, setting, "")
+    PublicationFactory(source_package__name="hello", version="2.10-3ubuntu0.1", closed_bugs=[7])
+    html = anonymous.get("/").content.decode()
+    assert 'class="out"' not in html
+    assert "2.10-3ubuntu0.1" in html and "#7" in html

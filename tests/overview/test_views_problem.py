@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from datetime import timedelta
 
 import pytest
@@ -166,3 +167,17 @@ def test_a_link_from_the_source_is_a_link_only_when_it_is_http(anonymous):
     assert 'href="https://errors.ubuntu.com/problem/abc"' in anonymous.get(
         f"/problems/{kept.pk}/"
     ).content.decode()
+
+
+def test_the_page_links_the_bucket_in_the_error_tracker_by_its_configured_template(
+    anonymous, bucket, settings
+):
+    digest = hashlib.sha1(bucket.signature.encode()).hexdigest()
+    html = anonymous.get(f"/problems/{bucket.pk}/").content.decode()
+    assert f'href="https://errors.ubuntu.com/problem/{digest}"' in html
+    assert 'href="https://errors.ubuntu.com/?package=libpng1.6&amp;period=month"' in html
+
+    settings.PHASING_LINK_BUCKET = ""
+    settings.PHASING_LINK_PACKAGE_ERRORS = ""
+    html = anonymous.get(f"/problems/{bucket.pk}/").content.decode()
+    assert "errors.ubuntu.com" not in html

@@ -43,8 +43,12 @@ def test_the_history_says_who_made_the_changes_and_who_sponsored_them(anonymous)
     hello = anonymous.get("/source/hello/").content.decode()
     curl = anonymous.get("/source/curl/").content.decode()
 
-    assert "changes by Bob Uploader, sponsored (signed) by Alice Archive" in hello
-    assert "uploaded and signed by Alice Archive" in curl
+    bob_page = '<a class="out" href="https://launchpad.net/~bob" rel="noopener">Bob Uploader</a>'
+    alice_page = (
+        '<a class="out" href="https://launchpad.net/~alice" rel="noopener">Alice Archive</a>'
+    )
+    assert f"changes by {bob_page}, sponsored (signed) by {alice_page}" in hello
+    assert f"uploaded and signed by {alice_page}" in curl
 
 
 def test_a_percentage_read_back_that_is_not_the_one_written_shows_both_values(anonymous):

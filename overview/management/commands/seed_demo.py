@@ -168,7 +168,7 @@ class Command(BaseCommand):
             )
             upload = next((u for u in uploads if u.version == publication.version), None)
             truth = upload.regression.kind if upload and upload.regression else None
-            if upload is None or truth in ("new_bucket", "increased_rate"):
+            if upload is None or truth in ("new_bucket", "increased_rate", "install_failure"):
                 continue
             innocent = {feed.regression_bucket(upload)[0]} if truth == "false_alarm" else set()
             problems = list(publication.problems.filter(active=True).select_related("bucket"))

@@ -125,3 +125,18 @@ def test_a_link_from_the_feed_that_is_not_http_is_dropped_and_the_report_kept():
     crash_reports_ingest([crash(1, web_link="javascript:alert(1)")])
     report = CrashReport.objects.get()
     assert report.bucket.web_link == ""
+
+
+def test_install_failures_count_in_their_bucket_but_not_in_the_daily_crash_counts():
+    publications_sync(ListSource([record()]), now=T0)
+    failure = "package:apport:2.0-1ubuntu0.1:installed post-installation script failed"
+    crash_reports_ingest(
+        [
+            crash(1),
+            crash(2, signature=failure, problem_type="Package"),
+            crash(3, signature=failure, problem_type="Package"),
+        ]
+    )
+    assert CrashCounter.objects.get().count == 1  # the crash rate counts crashes
+    stat = BucketVersionStat.objects.get(bucket__signature=failure)
+    assert (stat.reports, stat.systems, stat.bucket.problem_type) == (2, 2, "package")

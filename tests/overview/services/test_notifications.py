@@ -6,6 +6,7 @@ between sending and marking, two senders at once.
 
 from __future__ import annotations
 
+import hashlib
 from datetime import timedelta
 
 import pytest
@@ -125,9 +126,7 @@ def test_a_mail_server_down_is_retried_with_a_backoff_from_the_failure(notificat
     assert notification.sent_at == later and notification.error == ""
 
 
-def test_a_failing_mail_server_shows_as_a_fault_until_an_email_goes_out(
-    notification, monkeypatch
-):
+def test_a_failing_mail_server_shows_as_a_fault_until_an_email_goes_out(notification, monkeypatch):
     monkeypatch.setattr(EmailMessage, "send", lambda self, *a, **k: 1 / 0)
     notification_send(notification_id=notification.pk, now=NOW)
     fault = SourceSync.objects.get(name="email")
@@ -207,3 +206,13 @@ def test_a_site_behind_a_path_prefix_is_not_given_it_twice(notification, setting
     [email] = mail.outbox
     assert "https://example.org/phasing/source/" in email.body
     assert "/phasing/phasing/" not in email.body
+
+
+def test_the_email_names_each_bucket_with_its_error_tracker_page(notification):
+    notification_send(notification_id=notification.pk, now=NOW)
+    [email] = mail.outbox
+    bucket = notification.publication.problems.get().bucket
+    digest = hashlib.sha1(bucket.signature.encode()).hexdigest()
+    assert f"crash, new in this version: {bucket}" in email.body
+    assert f"/problems/{bucket.pk}/" in email.body  # our page, then the tracker's
+    assert f"https://errors.ubuntu.com/problem/{digest}" in email.body

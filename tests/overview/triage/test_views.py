@@ -356,3 +356,12 @@ def test_the_overrides_page_is_paginated(triager, bucket):
     assert len(second.context["page"].object_list) == 3
     assert "Page 1 of 2" in first.content.decode()
     assert "show=all" in second.content.decode()
+
+
+def test_a_report_links_its_package_version_and_bucket_out_for_a_triager(triager, crash):
+    html = triager.get(reverse("triage:report", args=[crash.pk])).content.decode()
+    assert f'href="https://launchpad.net/ubuntu/+source/tool/{crash.version}"' in html
+    assert 'href="https://launchpad.net/ubuntu/+source/tool/+publishinghistory"' in html
+    assert 'href="https://errors.ubuntu.com/problem/' in html
+    reports = triager.get(_reports_url(crash.bucket)).content.decode()
+    assert f'href="https://launchpad.net/ubuntu/+source/tool/{crash.version}"' in reports

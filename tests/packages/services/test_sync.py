@@ -9,6 +9,7 @@ import pytest
 from packages.dependencies import Relation
 from packages.models import ArchiveStatus, EventKind, PhasingState, Pocket, Publication, SourceSync
 from packages.services.sync import publications_sync, publications_sync_since_last
+from packages.sources.simulator import Simulator
 from tests.packages.services.sync_fakes import T0, ListSource, record
 
 pytestmark = [pytest.mark.django_db, pytest.mark.embedded]
@@ -152,3 +153,24 @@ def test_the_relations_a_source_reads_are_stored_and_kept_up_to_date():
     # A source that does not read relations (None) leaves what is stored.
     publications_sync(ListSource([record()]), now=T0 + timedelta(hours=2))
     assert Publication.objects.get().relations == [breaks.as_row(), depends.as_row()]
+
+
+def test_the_bugs_an_upload_closes_are_read_from_its_changelog_and_kept():
+    changelog = (
+        "hello (2.0-1ubuntu0.1) noble; urgency=medium\n\n  * Fix it (LP: #2066054, #2061924)\n"
+    )
+    publications_sync(ListSource([record(changelog=changelog)]), now=T0)
+    publication = Publication.objects.get()
+    assert publication.closed_bugs == [2066054, 2061924]
+
+    fixed = changelog + "  * And this (LP: #1)\n"
+    publications_sync(ListSource([record(changelog=fixed)]), now=T0 + timedelta(hours=1))
+    publication.refresh_from_db()
+    assert publication.closed_bugs == [2066054, 2061924, 1]
+
+
+def test_the_simulated_archive_closes_bugs_with_every_update():
+    world = Simulator(packages=20, releases=1)
+    publications_sync(world, now=world.anchor + timedelta(days=90))
+    closed = list(Publication.objects.values_list("closed_bugs", flat=True))
+    assert closed and all(1 <= len(bugs) <= 3 for bugs in closed)

@@ -41,6 +41,9 @@ POCKETS = ("Release", "Security", "Updates", "Proposed", "Backports")
 DDEB_REFUSAL = "Cannot override ddeb publications directly; override the corresponding deb instead."
 
 
+CHANGES_PATH = "ubuntu/+archive/primary/+files/"
+
+
 @dataclass
 class Source:
     id: int
@@ -55,6 +58,8 @@ class Source:
     package_creator: str | None = "alice"
     creator: str | None = None
     sponsor: str | None = None
+    # The upload's .changes file, served where changesFileUrl() points.
+    changes: str = ""
 
 
 @dataclass
@@ -76,6 +81,11 @@ def _iso(moment: datetime | None) -> str | None:
 
 def _flag(value: str | None) -> bool:
     return (value or "").lower() == "true"
+
+
+def _changes_name(source: Source) -> str:
+    """<source>_<version without epoch>_source.changes, as an upload names it."""
+    return f"{source.name}_{source.version.split(':', 1)[-1]}_source.changes"
 
 
 def _text(status: int, body: str) -> Reply:
@@ -103,6 +113,7 @@ class FakeLaunchpad:
         self.team = {"phasing-bot"}
         self._next_id = 1000
         server.get("/devel/*", self._get)
+        server.get(f"/{CHANGES_PATH}*", self._changes_file)
         server.post("/devel/*", self._post)
 
     # -- building state -----------------------------------------------------------------
@@ -227,6 +238,12 @@ class FakeLaunchpad:
             if op == "getPublishedBinaries":
                 binaries = sorted(self.current(source), key=lambda b: (b.name, b.arch, -b.id))
                 return batch(request, self.base, binaries, self._binary_entry, named=True)
+            if op == "changesFileUrl":
+                # model/publishing.py changesFileUrl(): the proxied file under the archive
+                # on the web host, or None without an upload.
+                if not source.changes:
+                    return Reply(json=None)
+                return Reply(json=f"{self.base}/{CHANGES_PATH}{_changes_name(source)}")
             return Reply(json=self._source_entry(source))
         if kind.endswith("+binarypub"):
             binary = next((b for b in self.binaries if b.id == int(number)), None)
@@ -234,6 +251,13 @@ class FakeLaunchpad:
                 return _text(404, "Object not found")
             return Reply(json=self._binary_entry(binary))
         return _text(404, "Object not found")
+
+    def _changes_file(self, request: Recorded) -> Reply:
+        name = request.path.rsplit("/", 1)[-1]
+        source = next((s for s in self.sources if _changes_name(s) == name), None)
+        if source is None or not source.changes:
+            return _text(404, "Not found")
+        return _text(200, source.changes)
 
     def _series_entry(self, item) -> dict:
         name, (version, status) = item

@@ -8,6 +8,7 @@ from datetime import timedelta
 
 import pytest
 
+from packages import changelog
 from packages.sources.base import BinaryPercentage, Watch
 from tests.packages.sources.fake_launchpad import DDEB_REFUSAL, FakeLaunchpad
 from tests.packages.sources.launchpad_fakes import ARCHIVE, CREDENTIALS, make_source
@@ -54,7 +55,11 @@ def test_collections_are_asked_in_batches_of_300_the_most_launchpad_serves(
         and r.param("status") == "Published"
     ]
     assert [r.param("ws.size") for r in listings] == ["300"]
-    assert all(r.param("ws.size") == "300" for r in http_server.requests if r.param("ws.op"))
+    # Every collection asked in the largest batch (changesFileUrl answers one value).
+    collections = [
+        r for r in http_server.requests if r.param("ws.op") not in (None, "changesFileUrl")
+    ]
+    assert collections and all(r.param("ws.size") == "300" for r in collections)
 
 
 def test_a_devel_listing_with_total_size_link_is_read_to_its_last_page(
@@ -66,7 +71,8 @@ def test_a_devel_listing_with_total_size_link_is_read_to_its_last_page(
     for n in range(650):
         launchpad.publish(f"pkg{n:03d}", "1.0-1ubuntu0.1", binaries=(("amd64", 10),))
 
-    found = records(make_source(http_server, sleeps), launchpad)
+    # The listing is the point here, not the 650 uploads' .changes files.
+    found = records(make_source(http_server, sleeps, read_changes=False), launchpad)
 
     assert len(found) == 650
     pages = [r for r in http_server.made("GET", ARCHIVE) if r.param("status") == "Published"]
@@ -254,3 +260,44 @@ def test_the_sponsor_is_the_signer_of_someone_elses_upload(http_server, sleeps, 
     )
     assert found["hello"].sponsor.account_name == "alice"
     assert found["curl"].sponsor is None
+
+
+def test_the_bugs_a_phasing_upload_closes_are_read_from_its_changes_file(
+    http_server, sleeps, launchpad
+):
+    changes = (
+        "Format: 1.8\nSource: hello\nVersion: 2.10-3ubuntu0.1\n"
+        "Launchpad-Bugs-Fixed: 2066054 2061924\nChanges:\n"
+        " hello (2.10-3ubuntu0.1) noble; urgency=medium\n .\n   * Fix it (LP: #2066054)\n"
+    )
+    launchpad.publish("hello", "2.10-3ubuntu0.1", binaries=(("amd64", 10),), changes=changes)
+    launchpad.publish("done", "1.0-1ubuntu0.1", binaries=(("amd64", None),), changes=changes)
+
+    found = {r.source_package: r for r in records(make_source(http_server, sleeps), launchpad)}
+
+    assert changelog.closed_bugs(found["hello"].changelog) == (2066054, 2061924)
+    # A fully phased upload is settled: its .changes is not asked for.
+    assert found["done"].changelog == ""
+    files = [r for r in http_server.requests if r.path.endswith("_source.changes")]
+    assert [r.path.rsplit("/", 1)[-1] for r in files] == ["hello_2.10-3ubuntu0.1_source.changes"]
+    assert all("Authorization" not in r.headers for r in files)
+
+
+def test_a_changes_file_that_cannot_be_read_costs_only_the_bugs(http_server, sleeps, launchpad):
+    launchpad.publish("hello", "2.10-3ubuntu0.1", binaries=(("amd64", 10),))
+
+    [found] = records(make_source(http_server, sleeps), launchpad)
+
+    assert found.source_package == "hello" and found.changelog == ""
+
+
+def test_an_update_the_sync_already_knows_in_phasing_is_not_asked_for_its_changes_again(
+    http_server, sleeps, launchpad
+):
+    launchpad.publish("hello", "2.10-3ubuntu0.1", binaries=(("amd64", 10),), changes="(LP: #1)")
+    watch = Watch(active={("hello", "2.10-3ubuntu0.1"): launchpad.now})
+
+    [found] = records(make_source(http_server, sleeps), launchpad, watch=watch)
+
+    assert found.changelog == ""
+    assert not [r for r in http_server.requests if r.param("ws.op") == "changesFileUrl"]

@@ -34,4 +34,4 @@ def test_versions_look_like_stable_release_updates():
 def test_some_updates_carry_each_kind_of_regression():
     simulator = Simulator(packages=300)
     kinds = {u.regression.kind for u in simulator.uploads(until=NOW) if u.regression}
-    assert kinds == {"new_bucket", "increased_rate", "false_alarm"}
+    assert kinds == {"new_bucket", "increased_rate", "false_alarm", "install_failure"}
