@@ -45,6 +45,7 @@ def history(request: HttpRequest, name: str) -> HttpResponse:
         "publications": publications,
         "series": selectors.chart_series(list(publications)),
         "events": events,
+        "scheduled": selectors.pending_scheduled_changes(package=package, release=release),
         "now": now,
     }
     return render(request, "packages/history.html", context)
