@@ -6,6 +6,9 @@ from django.db import migrations, models
 
 from packages.data_version import triggers_operation
 
+# Tables whose writes raise the data version (tests/packages/test_data_version.py).
+TABLES = ("packages_scheduledchange",)
+
 
 class Migration(migrations.Migration):
     dependencies = [
@@ -176,5 +179,5 @@ class Migration(migrations.Migration):
         ),
         # The overview, the history page and the API show pending changes: a change raises
         # the data version that keys their cache.
-        triggers_operation(["packages_scheduledchange"]),
+        triggers_operation(TABLES),
     ]

@@ -22,6 +22,7 @@ from tests.factories import (
     ProblemFactory,
     PublicationFactory,
     ReleaseFactory,
+    ScheduledChangeFactory,
     SourcePackageFactory,
     SourceSyncFactory,
     UserFactory,
@@ -388,13 +389,15 @@ def test_the_footer_says_where_the_data_came_from_and_when(anonymous):
 
 @pytest.mark.parametrize("size", [3, 40])
 def test_the_page_costs_a_fixed_number_of_queries(anonymous, django_assert_num_queries, size):
-    phasing_archive(size)
+    for publication in phasing_archive(size):
+        ScheduledChangeFactory(publication=publication)
     SourceSyncFactory()
     # 1 policies, 2 summary aggregate (which also counts the rows for the paginator),
     # 3 page of publications with their assessments, 4 their active problems with
     # covering overrides, 5 their pause and halt events, 6 releases of the filter form,
-    # 7 recently completed, 8 crashes halts spared, 9 source syncs in the footer.
-    with django_assert_num_queries(9):
+    # 7 recently completed, 8 crashes halts spared, 9 pending scheduled changes with their
+    # targets and people, 10 source syncs in the footer.
+    with django_assert_num_queries(10):
         response = anonymous.get("/")
     assert response.status_code == 200
 
@@ -404,11 +407,11 @@ def test_the_filtered_page_and_its_export_cost_a_fixed_number_of_queries(
     anonymous, django_assert_num_queries, size
 ):
     phasing_archive(size)
-    # A filter that matches: the 9 above and 10, the release looked up to validate it.
-    with django_assert_num_queries(10):
+    # A filter that matches: the 10 above and 11, the release looked up to validate it.
+    with django_assert_num_queries(11):
         assert anonymous.get("/?release=noble").status_code == 200
     # A filter that matches nothing: no page of rows, so neither problems nor events.
-    with django_assert_num_queries(7):
+    with django_assert_num_queries(8):
         assert anonymous.get("/?release=noble&q=no-such-package").status_code == 200
     # The export: release lookup, policies, every row, problems with overrides, events.
     with django_assert_num_queries(5):

@@ -14,6 +14,7 @@ from tests.factories import (
     PhasingEventFactory,
     PublicationFactory,
     ReleaseFactory,
+    ScheduledChangeFactory,
     SourcePackageFactory,
 )
 
@@ -169,8 +170,9 @@ def test_the_page_costs_a_fixed_number_of_queries(anonymous, django_assert_num_q
             )
         if n % 2:
             AssessmentFactory(publication=publication)
+        ScheduledChangeFactory(publication=publication)
     # 1 package, 2 its releases, 3 count of publications, 4 their page, 5 their
     # assessments, 6 the events of the charted ones, 7 count of events, 8 their page,
-    # 9 source syncs in the footer.
-    with django_assert_num_queries(9):
+    # 9 pending scheduled changes with their targets and people, 10 source syncs.
+    with django_assert_num_queries(10):
         assert anonymous.get("/source/hello/?release=noble").status_code == 200

@@ -121,11 +121,11 @@ def test_the_notes_and_people_cost_no_query_more(anonymous, django_assert_num_qu
         PhasingEventFactory(publication=publication, created_at=NOW - timedelta(days=n))
     # As pinned in test_views_history: 1 package, 2 its releases, 3 count of publications,
     # 4 their page (people joined), 5 their assessments, 6 the charted events, 7 count of
-    # events, 8 their page, 9 source syncs in the footer.
-    with django_assert_num_queries(9):
+    # events, 8 their page, 9 pending scheduled changes, 10 source syncs in the footer.
+    with django_assert_num_queries(10):
         assert anonymous.get("/source/hello/?release=noble").status_code == 200
     # As pinned in test_views_overview: 1 policies, 2 summary (which also counts the rows
     # for the paginator), 3 page, 4 problems, 5 pause and halt events, 6 filter releases,
-    # 7 recently completed, 8 crashes halts spared, 9 source syncs.
-    with django_assert_num_queries(9):
+    # 7 recently completed, 8 crashes halts spared, 9 scheduled changes, 10 source syncs.
+    with django_assert_num_queries(10):
         assert anonymous.get("/").status_code == 200
