@@ -4,11 +4,13 @@ run; failures are kept with their error; sign-off takes a second archive admin."
 
 from __future__ import annotations
 
+import io
 from datetime import timedelta
 
 import pytest
 from django.contrib.admin.models import LogEntry
 from django.core.exceptions import ValidationError
+from django.core.management import CommandError, call_command
 
 from packages.holds import HoldReason
 from packages.models import (
@@ -306,3 +308,28 @@ def test_the_actions_refuse_targets_that_do_not_fit(alice):
     with pytest.raises(ValidationError, match="not a policy setting"):
         _schedule(alice, action=ScheduledAction.POLICY, policy={"colour": "red"})
     assert not ScheduledChange.objects.exists()
+
+
+def test_beat_runs_the_task_every_minute_by_default(settings):
+    entry = settings.CELERY_BEAT_SCHEDULE["scheduled-changes"]
+    assert entry["task"] == run_scheduled_changes.name
+    assert entry["schedule"] == 60.0
+
+
+def test_the_command_lists_pending_changes_and_runs_those_due(alice):
+    publication = PublicationFactory(source_package__name="hello")
+    _schedule(alice, action=ScheduledAction.PAUSE, publication=publication)
+    out = io.StringIO()
+
+    call_command("phasing_scheduled", "list", stdout=out)
+    assert "Pause hello" in out.getvalue() and "by alice: weekend" in out.getvalue()
+
+    call_command("phasing_scheduled", "run", "--now", "2026-12-03T13:00:00+00:00", stdout=out)
+    publication.refresh_from_db()
+    assert publication.state == PhasingState.PHASING  # not yet due
+    call_command("phasing_scheduled", "run", "--now", "2026-12-03T14:00:00+00:00", stdout=out)
+    publication.refresh_from_db()
+    assert publication.state == PhasingState.PAUSED
+    assert ": done: Paused" in out.getvalue()
+    with pytest.raises(CommandError):
+        call_command("phasing_scheduled", "run", "--now", "tomorrow")
