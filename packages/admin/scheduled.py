@@ -106,12 +106,17 @@ class ScheduledChangeAdmin(PhasingPermissionMixin, ReadOnlyAdmin):
             done, failed = [], []
             for change in changes:
                 try:
-                    call(change, reason)
+                    result = call(change, reason)
                 except ValidationError as error:
                     failed.append((change, error))
                     continue
                 self.log_change(request, change, f"{verb}. Reason: {reason}")
-                done.append(change)
+                if result.state == ScheduledState.FAILED:  # signed off, ran, and was refused
+                    failed.append(
+                        (change, ValidationError(f"{verb}; it ran and failed: {result.outcome}"))
+                    )
+                else:
+                    done.append(change)
             report_outcome(self, request, verb, done, failed)
 
         return action_with_reason(

@@ -233,3 +233,32 @@ def test_without_the_setting_releasing_happens_at_once(archive_admin, publicatio
     publication.refresh_from_db()
     assert publication.phased_update_percentage == 100
     assert not ScheduledChange.objects.exists()
+
+
+@pytest.mark.usefixtures("sign_off_required")
+def test_a_sign_off_whose_run_is_refused_says_so(archive_admin, second_admin, publication):
+    apply_action(archive_admin, "release_to_everyone", [publication], reason="CVE")
+    publication.state = PhasingState.SUPERSEDED
+    publication.save()
+
+    response = apply_action(
+        second_admin, "sign_off", [ScheduledChange.objects.get()], CHANGES, reason="ok"
+    )
+
+    assert any("it ran and failed: cannot release" in m for m in _messages(response))
+    assert ScheduledChange.objects.get().state == ScheduledState.FAILED
+
+
+@pytest.mark.parametrize("count", [2, 30])
+def test_the_list_costs_a_fixed_number_of_queries(archive_admin, count, django_assert_num_queries):
+    for _ in range(count):
+        publication = PublicationFactory()
+        ScheduledChangeFactory(publication=publication, signed_off_by=UserFactory())
+        ScheduledChangeFactory(
+            action=ScheduledAction.FREEZE, publication=None, release=publication.release
+        )
+    # 1 session, 2 user, 3 user permissions, 4 group permissions, 5 filtered count, 6 full
+    # count, 7 the page with targets and people joined.
+    with django_assert_num_queries(7):
+        response = archive_admin.get(reverse(CHANGES))
+    assert response.status_code == 200
