@@ -22,7 +22,7 @@ from overview.source_statuses import source_statuses
 from overview.status import service_status
 from overview.tables import PAGINATE, BucketCountsTable, OverviewTable, SafeTableExport
 from packages.models import ACTIVE_STATES, Publication
-from packages.selectors import dependency_groups, policies_by_scope
+from packages.selectors import dependency_groups, pending_scheduled_changes, policies_by_scope
 
 EXPORT_FORMATS = ("csv", "json")
 MACHINE_PAGE_SIZE = 50
@@ -78,6 +78,7 @@ def index(request: HttpRequest) -> HttpResponse:
         "averted": selectors.averted(now=now),
         "completed_days": selectors.RECENTLY_COMPLETED_DAYS,
         "group_count": sum(1 for group in groups.values() if group.needs),
+        "scheduled": pending_scheduled_changes(),
         "now": now,
         # Shown on top when something fails, and in the footer (which reads it from here).
         "service_status": service_status(now=now),

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import F, QuerySet
+from django.db.models import F, Q, QuerySet
 
 from packages import charts
 from packages import policy as policy_rules
@@ -19,6 +19,9 @@ from packages.models import (
     Policy,
     Publication,
     Release,
+    ScheduledAction,
+    ScheduledChange,
+    ScheduledState,
     SourcePackage,
 )
 
@@ -94,6 +97,47 @@ def history_events(*, package: SourcePackage, release: Release | None) -> QueryS
     if release is not None:
         events = events.filter(publication__release=release)
     return events.order_by("-created_at", "-id")
+
+
+# The pages list at most this many pending scheduled changes (the admin has them all).
+MAX_PENDING_SHOWN = 50
+
+
+def scheduled_changes() -> QuerySet[ScheduledChange]:
+    """Scheduled changes with what their words need (targets, people), soonest first."""
+    return ScheduledChange.objects.select_related(
+        "publication__source_package",
+        "publication__release",
+        "release",
+        "source_package",
+        "created_by",
+        "signed_off_by",
+        "cancelled_by",
+    ).order_by("run_at", "id")
+
+
+def pending_scheduled_changes(
+    *, package: SourcePackage | None = None, release: Release | None = None
+) -> list[ScheduledChange]:
+    """The changes still to run, all of them or those touching one package (its updates,
+    its policy, its releases' freezes and policies, the global policy): one query."""
+    pending = scheduled_changes().filter(state=ScheduledState.PENDING)
+    if package is not None:
+        releases = (
+            Release.objects.filter(pk=release.pk)
+            if release is not None
+            else Release.objects.filter(publications__source_package=package)
+        )
+        touching = (
+            Q(publication__source_package=package)
+            | Q(source_package=package)
+            | Q(release__in=releases.values("pk"))
+            | Q(action=ScheduledAction.POLICY, release=None, source_package=None)
+        )
+        if release is not None:
+            touching &= Q(publication=None) | Q(publication__release=release)
+        pending = pending.filter(touching)
+    return list(pending[:MAX_PENDING_SHOWN])
 
 
 @dataclass(frozen=True)

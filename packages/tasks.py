@@ -9,6 +9,7 @@ from celery import Task, shared_task
 
 from packages.models import WriteBack
 from packages.services.faults import retry_delay
+from packages.services.scheduled import scheduled_changes_run_due
 from packages.services.writeback import percentages_write_back
 
 # Beyond this many retries, the periodic reconcile goes on trying.
@@ -32,3 +33,10 @@ def write_back_percentages(self: Task, event_ids: list[int]) -> dict:
     if counts.get(WriteBack.FAILED) and self.request.retries < WRITE_BACK_RETRIES:
         raise self.retry(countdown=retry_delay(self.request.retries + 1).total_seconds())
     return counts
+
+
+@shared_task(name="packages.tasks.run_scheduled_changes", time_limit=600, soft_time_limit=540)
+def run_scheduled_changes() -> int:
+    """A rerun is harmless: a change runs only from pending, under its row lock, so two
+    workers (or beat overlapping itself) run each due change once."""
+    return len(scheduled_changes_run_due())

@@ -50,6 +50,7 @@ def history(request: HttpRequest, name: str) -> HttpResponse:
         "group_count": sum(1 for _, group in grouped if group is not None),
         "series": selectors.chart_series(list(publications)),
         "events": events,
+        "scheduled": selectors.pending_scheduled_changes(package=package, release=release),
         "now": now,
     }
     return render(request, "packages/history.html", context)

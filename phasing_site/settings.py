@@ -228,6 +228,13 @@ PHASING_SYNC_INTERVAL = env_seconds("PHASING_SYNC_INTERVAL", timedelta(minutes=5
 # The sync's lock is held this long past its last sign of work: a worker killed mid-sync
 # delays the next sync by at most this much.
 PHASING_SYNC_LEASE = env_seconds("PHASING_SYNC_LEASE", timedelta(minutes=5))
+# How often due scheduled changes are looked for: a change runs at most this late.
+PHASING_SCHEDULED_CHANGES_INTERVAL = env_seconds(
+    "PHASING_SCHEDULED_CHANGES_INTERVAL", timedelta(minutes=1)
+)
+# Expediting to 100% and resuming an update the controller halted take a second archive
+# admin's sign-off before they take effect (four eyes).
+PHASING_SIGN_OFF_REQUIRED = env_bool("PHASING_SIGN_OFF_REQUIRED", False)
 CELERY_BEAT_SCHEDULE = {
     # Pull new publications, supersessions and crash data from the configured sources.
     "sync-sources": {
@@ -241,6 +248,11 @@ CELERY_BEAT_SCHEDULE = {
     },
     # Retry write-backs to the source and halt emails that did not go out.
     "reconcile": {"task": "overview.tasks.reconcile", "schedule": 300.0},
+    # Run the archive admins' scheduled changes that are due, each once.
+    "scheduled-changes": {
+        "task": "packages.tasks.run_scheduled_changes",
+        "schedule": PHASING_SCHEDULED_CHANGES_INTERVAL.total_seconds(),
+    },
 }
 
 # Which sources the controller talks to: "simulator" (the embedded default),

@@ -24,6 +24,8 @@ from packages.models import (
     Policy,
     Publication,
     Release,
+    ScheduledAction,
+    ScheduledChange,
     SourcePackage,
     SourceSync,
 )
@@ -181,6 +183,20 @@ class PhasingEventFactory(factory.django.DjangoModelFactory):
     new_state = PhasingState.PHASING
     actor_name = "controller"
     reason = "no problems: 10% → 20%"
+
+
+class ScheduledChangeFactory(factory.django.DjangoModelFactory):
+    """An archive admin's pause of an update, scheduled at NOW for an hour later."""
+
+    class Meta:
+        model = ScheduledChange
+
+    action = ScheduledAction.PAUSE
+    publication = factory.SubFactory(PublicationFactory)
+    run_at = NOW + timedelta(hours=1)
+    reason = "hold over the weekend"
+    created_by = factory.SubFactory(UserFactory, username="scheduler")
+    created_at = NOW
 
 
 class SourceSyncFactory(factory.django.DjangoModelFactory):

@@ -31,6 +31,7 @@ from tests.factories import (
     ProblemFactory,
     PublicationFactory,
     ReleaseFactory,
+    ScheduledChangeFactory,
     SourcePackageFactory,
 )
 
@@ -93,6 +94,7 @@ ROUTES: dict[str, Route] = {
     "api:publications": route(PUBLIC),
     "api:publication_events": route(PUBLIC, publication_id="publication"),
     "api:problems": route(PUBLIC),
+    "api:scheduled_changes": route(PUBLIC),
     "api:problem": route(PUBLIC, bucket_id="bucket"),
     "api:machine": route(PUBLIC, query="machine_id=0123456789abcdef0123456789abcdef"),
     # A fleet's machine ids come in a POST body.
@@ -144,6 +146,8 @@ ADMIN_MODELS: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "overview_override": ("200 403 200 403 200", "200 403 200 403 200", ()),
     "overview_notification": ("200 403 200 403 200", "200 403 200 403 200", ()),
     "packages_sourcesync": ("200 403 200 403 200", "200 403 200 403 200", ()),
+    # Made by the publication and release actions; cancelled and signed off by actions.
+    "packages_scheduledchange": ("200 403 200 403 200", "200 403 200 403 200", ()),
     "auth_group": ("403 403 403 403 403", "200 200 200 200 200", ()),
     "auth_user": ("403 403 403 403 403", "200 200 200 200 200", ()),
     "axes_accessattempt": ("403 403 403 403 403", "200 403 200 200 200", ()),
@@ -242,6 +246,9 @@ def seed(superuser):
         "overview_override": override,
         "overview_notification": notification,
         "packages_sourcesync": sync,
+        "packages_scheduledchange": ScheduledChangeFactory(
+            publication=publication, created_by=superuser
+        ),
         "auth_group": group_named(TRIAGERS),
         "auth_user": superuser,
         "axes_accessattempt": AccessAttempt.objects.create(

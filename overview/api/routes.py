@@ -23,13 +23,15 @@ from overview.api.schemas import (
     EventPage,
     MachinePage,
     PublicationPage,
+    ScheduledChangePage,
 )
 from overview.filters import PublicationFilter
 from overview.selectors import PublicationInPhasing
 from overview.wording import outlook_lines
 from packages import policy as policy_rules
-from packages.models import PhasingEvent, Publication, Release
-from packages.selectors import dependency_groups, policies_by_scope
+from packages.models import PhasingEvent, Publication, Release, ScheduledChange, ScheduledState
+from packages.selectors import dependency_groups, policies_by_scope, scheduled_changes
+from packages.services.scheduled import AWAITING_SIGN_OFF
 
 DEFAULT_PER_PAGE = 25
 MAX_PER_PAGE = 100
@@ -172,6 +174,40 @@ def update_out(publication: Publication) -> dict:
     }
 
 
+def _username(user) -> str | None:
+    return user.get_username() if user is not None else None
+
+
+def scheduled_change_out(change: ScheduledChange) -> dict:
+    publication = change.publication
+    release = change.release or (publication.release if publication else None)
+    package = change.source_package or (publication.source_package if publication else None)
+    return {
+        "id": change.pk,
+        "action": change.action,
+        "what": change.what,
+        "target": change.target_label,
+        "publication_id": change.publication_id,
+        "release": release.codename if release else None,
+        "source_package": package.name if package else None,
+        "percentage": change.percentage,
+        "policy": change.policy,
+        "run_at": change.run_at,
+        "reason": change.reason,
+        "state": change.state,
+        "scheduled_by": change.created_by.get_username(),
+        "created_at": change.created_at,
+        "sign_off_needed": change.is_pending and change.outcome == AWAITING_SIGN_OFF,
+        "signed_off_by": _username(change.signed_off_by),
+        "signed_off_at": change.signed_off_at,
+        "cancelled_by": _username(change.cancelled_by),
+        "cancelled_at": change.cancelled_at,
+        "cancel_reason": change.cancel_reason,
+        "ran_at": change.ran_at,
+        "outcome": change.outcome,
+    }
+
+
 def decision_out(row: selectors.MachineRow) -> dict:
     return {
         "publication_id": row.publication.pk,
@@ -286,6 +322,28 @@ def publication_events(request: HttpRequest, publication_id: Id, page: PageNumbe
         for e in chunk
     ]
     return {**_page_links(request, chunk), "results": results}
+
+
+@router.get(
+    "/scheduled-changes/",
+    response={200: ScheduledChangePage, 400: ErrorOut, 404: ErrorOut},
+    url_name="scheduled_changes",
+    summary="Changes archive admins scheduled, and their outcome",
+)
+def scheduled_changes_list(
+    request: HttpRequest,
+    state: Literal["pending", "done", "failed", "cancelled"] | None = None,
+    page: PageNumber = 1,
+):
+    """Pending changes soonest first; with another state or none, the latest first. A
+    change waiting for a second archive admin's sign-off says so (sign_off_needed)."""
+    changes = scheduled_changes()
+    if state is not None:
+        changes = changes.filter(state=state)
+    if state != ScheduledState.PENDING:
+        changes = changes.order_by("-run_at", "-id")
+    chunk = _page(request, changes, page=page, per_page=MAX_PER_PAGE)
+    return {**_page_links(request, chunk), "results": [scheduled_change_out(c) for c in chunk]}
 
 
 @router.get(

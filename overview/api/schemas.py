@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated
+from typing import Annotated, Any
 
 from ninja import Field, Schema
 
@@ -116,6 +116,40 @@ class EventPage(Schema):
     next: str | None
     previous: str | None
     results: list[EventOut]
+
+
+class ScheduledChangeOut(Schema):
+    """An archive admin's change for a later time, or awaiting a second admin's sign-off."""
+
+    id: int
+    action: str  # pause, resume, set, release, freeze, unfreeze, policy
+    what: str  # in words: "set percentage to 50%"
+    target: str  # in words: "hello 2.10-3ubuntu1 in noble", "release noble"
+    publication_id: int | None
+    release: str | None
+    source_package: str | None
+    percentage: Annotated[int | None, Field(ge=0, le=policy.FULL)] = None
+    policy: dict[str, Any]  # a policy change's settings, durations in seconds
+    run_at: datetime
+    reason: str
+    state: str  # pending, done, failed or cancelled
+    scheduled_by: str
+    created_at: datetime
+    sign_off_needed: bool  # pending, and waiting for a second archive admin
+    signed_off_by: str | None
+    signed_off_at: datetime | None
+    cancelled_by: str | None
+    cancelled_at: datetime | None
+    cancel_reason: str
+    ran_at: datetime | None
+    outcome: str  # what it did, or the error that stopped it
+
+
+class ScheduledChangePage(Schema):
+    count: Annotated[int, Field(ge=0)]
+    next: str | None
+    previous: str | None
+    results: list[ScheduledChangeOut]
 
 
 class BucketOut(Schema):

@@ -6,7 +6,14 @@ One module per model admin; `actions` holds the reason-page machinery they share
 
 from django.contrib import admin
 
-from packages.admin import events, people, policies, publications, releases  # noqa: F401
+from packages.admin import (  # noqa: F401
+    events,
+    people,
+    policies,
+    publications,
+    releases,
+    scheduled,
+)
 from packages.admin.forms import AdminLoginForm
 
 admin.site.site_header = "Phasing administration"

@@ -7,7 +7,7 @@ writes a PhasingEvent with the admin as actor.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from django import forms
@@ -19,9 +19,10 @@ from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 
 from packages import services
-from packages.admin.forms import ReasonForm
-from packages.models import Release
+from packages.admin.forms import ReasonForm, ScheduledReasonForm
+from packages.models import Release, ScheduledAction, ScheduledChange
 from packages.permissions import acting_user, can_change_phasing
+from packages.services.scheduled import scheduled_change_create
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -84,11 +85,26 @@ def _error_text(error: ValidationError) -> str:
 
 
 def report_outcome(
-    modeladmin: admin.ModelAdmin, request: HttpRequest, verb: str, done: list, failed: list
+    modeladmin: admin.ModelAdmin,
+    request: HttpRequest,
+    verb: str,
+    done: list,
+    failed: list,
+    scheduled: Sequence[ScheduledChange] = (),
 ) -> None:
     if done:
         names = ", ".join(str(item) for item in done)
         modeladmin.message_user(request, f"{verb}: {names}.", messages.SUCCESS)
+    for change in scheduled:
+        parts = []
+        if change.run_at > change.created_at:
+            parts.append(f"scheduled for {change.run_at:%Y-%m-%d %H:%M} UTC")
+        if change.outcome:  # it waits for a sign-off
+            parts.append("awaiting a second archive admin's sign-off")
+        when = ", ".join(parts)
+        modeladmin.message_user(
+            request, f"{change.get_action_display()} {change.target_label}: {when}.", messages.INFO
+        )
     for item, error in failed:
         modeladmin.message_user(request, f"{item}: {_error_text(error)}", messages.ERROR)
 
@@ -103,6 +119,7 @@ class PhasingPermissionMixin:
 @dataclass(frozen=True)
 class ReleaseOperation:
     service: Callable[..., Release]
+    scheduled_action: str
     title: str
     explanation: str
     submit_label: str
@@ -113,6 +130,7 @@ class ReleaseOperation:
 RELEASE_OPERATIONS = {
     "freeze": ReleaseOperation(
         services.release_freeze,
+        ScheduledAction.FREEZE,
         "Freeze release",
         "While a release is frozen none of its updates advance.",
         "Freeze",
@@ -121,6 +139,7 @@ RELEASE_OPERATIONS = {
     ),
     "unfreeze": ReleaseOperation(
         services.release_unfreeze,
+        ScheduledAction.UNFREEZE,
         "Unfreeze release",
         "Updates of the release advance again at the controller's next tick.",
         "Unfreeze",
@@ -145,17 +164,28 @@ def release_action(
     op = RELEASE_OPERATIONS[operation]
 
     def perform(form) -> None:
-        reason = form.cleaned_data["reason"]
-        done, failed = [], []
+        reason, run_at = form.cleaned_data["reason"], form.cleaned_data["run_at"]
+        done, failed, scheduled = [], [], []
         for release in releases:
             try:
+                if run_at is not None:
+                    scheduled.append(
+                        scheduled_change_create(
+                            action=op.scheduled_action,
+                            release=release,
+                            run_at=run_at,
+                            actor=acting_user(request),
+                            reason=reason,
+                        )
+                    )
+                    continue
                 op.service(release=release, actor=acting_user(request), reason=reason)
             except ValidationError as error:
                 failed.append((release, error))
                 continue
             modeladmin.log_change(request, release, f"{op.logged}. Reason: {reason}")
             done.append(release)
-        report_outcome(modeladmin, request, op.outcome, done, failed)
+        report_outcome(modeladmin, request, op.outcome, done, failed, scheduled)
 
     return action_with_reason(
         modeladmin,
@@ -164,7 +194,7 @@ def release_action(
         action=action,
         title=op.title,
         explanation=op.explanation,
-        form_class=ReasonForm,
+        form_class=ScheduledReasonForm,
         perform=perform,
         submit_label=op.submit_label,
         targets=targets,

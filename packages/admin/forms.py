@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django import forms
 from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth.forms import AuthenticationForm
 from django.core.validators import MaxLengthValidator, MaxValueValidator, MinValueValidator
+from django.utils import timezone
 
 from packages import policy as policy_rules
 from packages import services
 from packages.models import Policy, Release, UnknownVersion
+from packages.services.scheduled import PAST_TOLERANCE
 
 
 def reason_field(help_text: str) -> forms.CharField:
@@ -43,7 +45,35 @@ class PercentageForm(ReasonForm):
     field_order = ("percentage", "reason")
 
 
-class PolicyChangeForm(ReasonForm):
+class RunAt(forms.Form):
+    """When a schedulable action runs: now (empty), or at a later time (a scheduled change)."""
+
+    run_at = forms.DateTimeField(
+        required=False,
+        label="Run at (UTC)",
+        help_text="Empty: now. A later time, YYYY-MM-DD HH:MM in UTC, schedules the change: it "
+        "shows on the pages until it runs, and can be cancelled in Scheduled changes.",
+    )
+
+    def clean_run_at(self) -> datetime | None:
+        value = self.cleaned_data["run_at"]
+        if value is None:
+            return None
+        now = timezone.now()
+        if value < now - PAST_TOLERANCE:
+            raise forms.ValidationError("That time has passed.")
+        return value if value > now else None
+
+
+class ScheduledReasonForm(RunAt, ReasonForm):
+    pass
+
+
+class ScheduledPercentageForm(RunAt, PercentageForm):
+    pass
+
+
+class PolicyChangeForm(RunAt, ReasonForm):
     SCOPES = (
         ("package", "the packages of the selection"),
         ("release", "the releases of the selection"),
@@ -127,6 +157,7 @@ class PolicyChangeForm(ReasonForm):
         "unknown_version",
         "phase_with_dependencies",
         "reason",
+        "run_at",
     )
 
     def clean_schedule(self) -> list[int]:

@@ -24,9 +24,22 @@ from packages.admin.actions import (
     release_action,
     report_outcome,
 )
-from packages.admin.forms import PercentageForm, PolicyChangeForm, ReasonForm
-from packages.models import PhasingEvent, Publication, Release, SourcePackage
+from packages.admin.forms import (
+    PolicyChangeForm,
+    ReasonForm,
+    ScheduledPercentageForm,
+    ScheduledReasonForm,
+)
+from packages.models import (
+    PhasingEvent,
+    Publication,
+    Release,
+    ScheduledAction,
+    ScheduledChange,
+    SourcePackage,
+)
 from packages.permissions import acting_user
+from packages.services.scheduled import scheduled_change_create, sign_off_needed
 
 
 class _ChangelistColumns(TypedDict):
@@ -163,15 +176,18 @@ class PublicationAdmin(PhasingPermissionMixin, admin.ModelAdmin):
         publications = list(queryset.select_related("release", "source_package"))
 
         def perform(form: forms.Form) -> None:
-            done, failed = [], []
+            done, failed, scheduled = [], [], []
             for publication in publications:
                 try:
-                    call(publication, form)
+                    outcome = call(publication, form)
                 except ValidationError as error:
                     failed.append((publication, error))
                 else:
-                    done.append(publication)
-            report_outcome(self, request, verb, done, failed)
+                    if isinstance(outcome, ScheduledChange):
+                        scheduled.append(outcome)
+                    else:
+                        done.append(publication)
+            report_outcome(self, request, verb, done, failed, scheduled)
 
         return action_with_reason(
             self,
@@ -187,6 +203,32 @@ class PublicationAdmin(PhasingPermissionMixin, admin.ModelAdmin):
             submit_label=title,
         )
 
+    def _now_or_later(
+        self,
+        request: HttpRequest,
+        publication: Publication,
+        form: forms.Form,
+        *,
+        action: str,
+        now: Callable[[str], object],
+        percentage: int | None = None,
+    ) -> object:
+        """Run the action now through its service, or record it as a scheduled change:
+        when a time is given, or when it waits for a second archive admin's sign-off."""
+        run_at, reason = form.cleaned_data.get("run_at"), form.cleaned_data["reason"]
+        if run_at is None and not sign_off_needed(
+            action=action, publication=publication, percentage=percentage
+        ):
+            return now(reason)
+        return scheduled_change_create(
+            action=action,
+            publication=publication,
+            percentage=percentage,
+            run_at=run_at,
+            actor=acting_user(request),
+            reason=reason,
+        )
+
     @admin.action(description="Pause the selected updates", permissions=["change_phasing"])
     def pause(self, request: HttpRequest, queryset: QuerySet[Publication]):
         return self._per_publication(
@@ -196,8 +238,15 @@ class PublicationAdmin(PhasingPermissionMixin, admin.ModelAdmin):
             title="Pause",
             explanation="A paused update keeps its percentage and does not advance until a person resumes it.",
             verb="Paused",
-            call=lambda p, form: services.publication_pause(
-                publication=p, actor=acting_user(request), reason=form.cleaned_data["reason"]
+            form_class=ScheduledReasonForm,
+            call=lambda p, form: self._now_or_later(
+                request,
+                p,
+                form,
+                action=ScheduledAction.PAUSE,
+                now=lambda reason: services.publication_pause(
+                    publication=p, actor=acting_user(request), reason=reason
+                ),
             ),
         )
 
@@ -213,8 +262,15 @@ class PublicationAdmin(PhasingPermissionMixin, admin.ModelAdmin):
             "A problem that no triager has overridden halts it again at the next tick, "
             "and its signer and uploader are emailed again.",
             verb="Resumed",
-            call=lambda p, form: services.publication_resume(
-                publication=p, actor=acting_user(request), reason=form.cleaned_data["reason"]
+            form_class=ScheduledReasonForm,
+            call=lambda p, form: self._now_or_later(
+                request,
+                p,
+                form,
+                action=ScheduledAction.RESUME,
+                now=lambda reason: services.publication_resume(
+                    publication=p, actor=acting_user(request), reason=reason
+                ),
             ),
         )
 
@@ -248,12 +304,19 @@ class PublicationAdmin(PhasingPermissionMixin, admin.ModelAdmin):
             explanation="Sets the phased-update percentage (0..100). On a halted update this is a "
             "decision to go on phasing from there.",
             verb="Percentage set",
-            form_class=PercentageForm,
-            call=lambda p, form: services.publication_set_percentage(
-                publication=p,
+            form_class=ScheduledPercentageForm,
+            call=lambda p, form: self._now_or_later(
+                request,
+                p,
+                form,
+                action=ScheduledAction.SET,
                 percentage=form.cleaned_data["percentage"],
-                actor=acting_user(request),
-                reason=form.cleaned_data["reason"],
+                now=lambda reason: services.publication_set_percentage(
+                    publication=p,
+                    percentage=form.cleaned_data["percentage"],
+                    actor=acting_user(request),
+                    reason=reason,
+                ),
             ),
         )
 
@@ -269,8 +332,15 @@ class PublicationAdmin(PhasingPermissionMixin, admin.ModelAdmin):
             title="Release to everyone",
             explanation="Straight to 100% for every machine, for an urgent fix.",
             verb="Released to everyone",
-            call=lambda p, form: services.publication_release(
-                publication=p, actor=acting_user(request), reason=form.cleaned_data["reason"]
+            form_class=ScheduledReasonForm,
+            call=lambda p, form: self._now_or_later(
+                request,
+                p,
+                form,
+                action=ScheduledAction.RELEASE,
+                now=lambda reason: services.publication_release(
+                    publication=p, actor=acting_user(request), reason=reason
+                ),
             ),
         )
 
@@ -322,8 +392,23 @@ class PublicationAdmin(PhasingPermissionMixin, admin.ModelAdmin):
             )
             done: list[object] = []
             failed: list[tuple[object, ValidationError]] = []
+            scheduled: list[ScheduledChange] = []
             for target in targets:
+                package = target if isinstance(target, SourcePackage) else None
                 try:
+                    if form.cleaned_data["run_at"] is not None:
+                        scheduled.append(
+                            scheduled_change_create(
+                                action=ScheduledAction.POLICY,
+                                source_package=package,
+                                release=target if isinstance(target, Release) else None,
+                                policy=form.policy_fields(),
+                                run_at=form.cleaned_data["run_at"],
+                                actor=acting_user(request),
+                                reason=form.cleaned_data["reason"],
+                            )
+                        )
+                        continue
                     policy = services.policy_set(
                         scope_package=target if isinstance(target, SourcePackage) else None,
                         scope_release=target if isinstance(target, Release) else None,
@@ -335,7 +420,7 @@ class PublicationAdmin(PhasingPermissionMixin, admin.ModelAdmin):
                     failed.append((target, error))
                 else:
                     done.append(policy)
-            report_outcome(self, request, "Policy set", done, failed)
+            report_outcome(self, request, "Policy set", done, failed, scheduled)
 
         return action_with_reason(
             self,

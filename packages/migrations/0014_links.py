@@ -8,7 +8,7 @@ from packages.data_version import triggers_reinstall_operation
 
 
 class Migration(migrations.Migration):
-    dependencies = [("packages", "0012_dependencies")]
+    dependencies = [("packages", "0013_scheduled_changes")]
 
     operations = [
         migrations.AddField(

@@ -20,6 +20,9 @@ from packages.holds import UnknownVersion as UnknownVersion
 
 # Policies, the status of sources and services, and leases in their own modules.
 from packages.models.policies import Policy as Policy
+from packages.models.scheduled import ScheduledAction as ScheduledAction
+from packages.models.scheduled import ScheduledChange as ScheduledChange
+from packages.models.scheduled import ScheduledState as ScheduledState
 from packages.models.sources import DataVersion as DataVersion
 from packages.models.sources import Lease as Lease
 from packages.models.sources import SourceSync as SourceSync

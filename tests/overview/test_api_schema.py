@@ -13,7 +13,12 @@ import schemathesis
 from hypothesis import HealthCheck, given, settings
 from schemathesis import GenerationMode
 
-from tests.factories import ErrorBucketFactory, ProblemFactory, PublicationFactory
+from tests.factories import (
+    ErrorBucketFactory,
+    ProblemFactory,
+    PublicationFactory,
+    ScheduledChangeFactory,
+)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -24,9 +29,10 @@ EXAMPLES = 30
 def test_the_api_answers_as_its_schema_declares(live_server, mode):
     publication = PublicationFactory()
     ProblemFactory(publication=publication, bucket=ErrorBucketFactory())
+    ScheduledChangeFactory(publication=publication)
     schema = schemathesis.openapi.from_url(f"{live_server.url}/api/v1/openapi.json")
     operations = [result.ok() for result in schema.get_all_operations()]
-    assert len(operations) == 6
+    assert len(operations) == 7
 
     for operation in operations:
 

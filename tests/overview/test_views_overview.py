@@ -23,6 +23,7 @@ from tests.factories import (
     ProblemFactory,
     PublicationFactory,
     ReleaseFactory,
+    ScheduledChangeFactory,
     SourcePackageFactory,
     SourceSyncFactory,
     UserFactory,
@@ -421,14 +422,16 @@ def test_the_footer_says_where_the_data_came_from_and_when(anonymous):
 
 @pytest.mark.parametrize("size", [3, 40])
 def test_the_page_costs_a_fixed_number_of_queries(anonymous, django_assert_num_queries, size):
-    phasing_archive(size)
+    for publication in phasing_archive(size):
+        ScheduledChangeFactory(publication=publication)
     SourceSyncFactory()
     # 1 policies, 2 the updates in phasing as the dependency rule reads them (dependent
     # groups), 3 summary aggregate (which also counts the rows for the paginator),
     # 4 page of publications with their assessments, 5 their active problems with
     # covering overrides, 6 their pause and halt events, 7 releases of the filter form,
-    # 8 recently completed, 9 crashes halts spared, 10 source syncs in the footer.
-    with django_assert_num_queries(10):
+    # 8 recently completed, 9 crashes halts spared, 10 pending scheduled changes with their
+    # targets and people, 11 source syncs in the footer.
+    with django_assert_num_queries(11):
         response = anonymous.get("/")
     assert response.status_code == 200
 
@@ -438,11 +441,11 @@ def test_the_filtered_page_and_its_export_cost_a_fixed_number_of_queries(
     anonymous, django_assert_num_queries, size
 ):
     phasing_archive(size)
-    # A filter that matches: the 10 above and 11, the release looked up to validate it.
-    with django_assert_num_queries(11):
+    # A filter that matches: the 11 above and 12, the release looked up to validate it.
+    with django_assert_num_queries(12):
         assert anonymous.get("/?release=noble").status_code == 200
     # A filter that matches nothing: no page of rows, so neither problems nor events.
-    with django_assert_num_queries(8):
+    with django_assert_num_queries(9):
         assert anonymous.get("/?release=noble&q=no-such-package").status_code == 200
     # The export: release lookup, policies, every row, problems with overrides, events
     # (no dependent groups: the export does not show them).

@@ -100,6 +100,9 @@ def test_demo_accounts_make_one_archive_admin_and_one_triager_and_can_run_twice(
     assert admin.is_staff and can_change_phasing(admin) and not can_read_crash_reports(admin)
     assert can_read_crash_reports(triager) and not can_change_phasing(triager)
     assert admin.check_password("phasing-admin-demo")
+    # A second archive admin, who can sign off what the first asks.
+    assert "admin2 / phasing-admin2-demo" in first
+    assert can_change_phasing(User.objects.get(username="admin2"))
 
 
 def test_demo_accounts_log_in_through_the_login_page(settings):

@@ -12,11 +12,22 @@ import pytest
 from django.db import connection, transaction
 
 from packages.data_version import data_version, triggers_installed
-from packages.models import PhasingState, Publication, SourceSync
+from packages.models import (
+    PhasingState,
+    Publication,
+    ScheduledAction,
+    ScheduledChange,
+    SourceSync,
+)
 from packages.services.phasing import Change, publications_apply
 from packages.services.policies import policy_set
 from packages.services.releases import release_freeze
 from packages.services.rollouts import publication_pause
+from packages.services.scheduled import (
+    scheduled_change_cancel,
+    scheduled_change_create,
+    scheduled_changes_run_due,
+)
 from packages.services.sync import source_sync_record
 from tests.factories import NOW, PublicationFactory, ReleaseFactory, UserFactory
 
@@ -67,6 +78,21 @@ def test_a_plain_update_that_skips_every_service_raises_it_too():
     _raises_it_once(lambda: Publication.objects.update(state=PhasingState.PAUSED))
 
 
+def test_scheduling_cancelling_and_running_a_change_raise_it():
+    publication, admin = PublicationFactory(), UserFactory()
+
+    def schedule():
+        return scheduled_change_create(
+            action=ScheduledAction.PAUSE, publication=publication, actor=admin, reason="weekend"
+        )
+
+    _raises_it_once(schedule)
+    change = ScheduledChange.objects.get()
+    _raises_it_once(lambda: scheduled_change_cancel(change=change, actor=admin, reason="no"))
+    schedule()
+    _raises_it_once(scheduled_changes_run_due)
+
+
 def test_a_rolled_back_write_leaves_it_as_it_was():
     PublicationFactory()
     before = data_version()
@@ -82,5 +108,6 @@ def test_every_table_the_pages_show_still_has_its_triggers_after_all_migrations(
     tables = [
         *importlib.import_module("packages.migrations.0009_data_version").TABLES,
         *importlib.import_module("overview.migrations.0007_data_version_triggers").TABLES,
+        *importlib.import_module("packages.migrations.0013_scheduled_changes").TABLES,
     ]
     assert triggers_installed(tables) == dict.fromkeys(tables, True)

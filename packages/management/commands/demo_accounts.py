@@ -1,4 +1,4 @@
-"""Create the demo accounts of `make run`: one archive admin and one triager.
+"""Create the demo accounts of `make run`: two archive admins and one triager.
 
 The passwords are published here on purpose, so the command refuses to run with DEBUG
 off unless told --force.
@@ -16,12 +16,14 @@ from packages.roles import ARCHIVE_ADMINS, TRIAGERS
 DEMO_ACCOUNTS = (
     # username, password, group, is_staff
     ("admin", "phasing-admin-demo", ARCHIVE_ADMINS, True),
+    # A second archive admin, to sign off what the first asks (PHASING_SIGN_OFF_REQUIRED).
+    ("admin2", "phasing-admin2-demo", ARCHIVE_ADMINS, True),
     ("triager", "phasing-triager-demo", TRIAGERS, False),
 )
 
 
 class Command(BaseCommand):
-    help = "Create (or reset) the demo archive admin and triager accounts."
+    help = "Create (or reset) the demo archive admins and triager accounts."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(

@@ -1,0 +1,301 @@
+"""Scheduled changes and sign-off: an archive admin's action at a later time, or only once a
+second archive admin agrees; run through the same services as the immediate actions.
+
+`scheduled_change_create` records one; `scheduled_changes_run_due` (a periodic task) runs
+those due, each once even with several workers: the row is locked (skipping rows another
+worker holds) and claimed by a conditional update from pending, in the same transaction as
+the service's change. The history of the update says who scheduled or asked, who signed
+off and when it ran; the change itself keeps its outcome (done, or failed with the error).
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import User
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from packages.holds import HoldReason
+from packages.models import (
+    PhasingState,
+    Publication,
+    Release,
+    ScheduledAction,
+    ScheduledChange,
+    ScheduledState,
+    SourcePackage,
+)
+from packages.models.scheduled import PUBLICATION_ACTIONS, RELEASE_ACTIONS
+from packages.services import policies, releases, rollouts
+
+log = logging.getLogger(__name__)
+
+# A time this far in the past is a mistake, not "now".
+PAST_TOLERANCE = timedelta(minutes=1)
+AWAITING_SIGN_OFF = "waiting for a second archive admin's sign-off"
+_DURATIONS = ("interval", "min_time_at_percentage", "insufficient_max_hold")
+
+
+def sign_off_needed(
+    *, action: str, publication: Publication | None, percentage: int | None = None
+) -> bool:
+    """Whether this change waits for a second archive admin (PHASING_SIGN_OFF_REQUIRED):
+    expediting to 100%, and resuming an update the controller halted (not one a person
+    pulled), judged on the publication as it is now."""
+    if not settings.PHASING_SIGN_OFF_REQUIRED:
+        return False
+    if action == ScheduledAction.RELEASE:
+        return True
+    if action == ScheduledAction.SET:
+        return percentage == 100
+    if action == ScheduledAction.RESUME and publication is not None:
+        return (
+            publication.state == PhasingState.HALTED
+            and publication.hold_reason != HoldReason.PULLED
+        )
+    return False
+
+
+def _when(moment: datetime) -> str:
+    return f"{moment.astimezone(UTC):%Y-%m-%d %H:%M} UTC"
+
+
+def _policy_to_json(fields: dict[str, Any]) -> dict[str, Any]:
+    unknown = sorted(set(fields) - set(policies.POLICY_FIELDS))
+    if unknown:
+        raise ValidationError(f"not a policy setting: {', '.join(unknown)}")
+    return {
+        name: (value.total_seconds() if isinstance(value, timedelta) else value)
+        for name, value in fields.items()
+    }
+
+
+def _policy_from_json(stored: dict[str, Any]) -> dict[str, Any]:
+    return {
+        name: (
+            timedelta(seconds=value)
+            if name in _DURATIONS and isinstance(value, int | float)
+            else value
+        )
+        for name, value in stored.items()
+    }
+
+
+def scheduled_change_create(
+    *,
+    action: str,
+    actor: User,
+    reason: str,
+    run_at: datetime | None = None,
+    publication: Publication | None = None,
+    release: Release | None = None,
+    source_package: SourcePackage | None = None,
+    percentage: int | None = None,
+    policy: dict[str, Any] | None = None,
+    now: datetime | None = None,
+) -> ScheduledChange:
+    """Record a change to make at `run_at` (None: now, once signed off)."""
+    reason = rollouts.reason_required(reason)
+    now = now or timezone.now()
+    run_at = run_at or now
+    if run_at < now - PAST_TOLERANCE:
+        raise ValidationError(f"{_when(run_at)} has passed")
+    if action not in ScheduledAction.values:
+        raise ValidationError(f"not an action that can be scheduled: {action!r}")
+    if action in PUBLICATION_ACTIONS and (publication is None or release or source_package):
+        raise ValidationError(f"{action} acts on one update")
+    if action in RELEASE_ACTIONS and (release is None or publication or source_package):
+        raise ValidationError(f"{action} acts on one release")
+    if action == ScheduledAction.POLICY and publication is not None:
+        raise ValidationError("a policy is for a release, a package or all updates")
+    if release is not None and source_package is not None:
+        raise ValidationError("a policy is for a release or a package, not both")
+    if action == ScheduledAction.SET and (percentage is None or not 0 <= percentage <= 100):
+        raise ValidationError("a percentage is 0..100")
+    stored_policy = _policy_to_json(policy or {}) if action == ScheduledAction.POLICY else {}
+    return ScheduledChange.objects.create(
+        action=action,
+        publication=publication,
+        release=release,
+        source_package=source_package,
+        percentage=percentage if action == ScheduledAction.SET else None,
+        policy=stored_policy,
+        run_at=run_at,
+        reason=reason,
+        created_by=actor,
+        created_at=now,
+        outcome=AWAITING_SIGN_OFF
+        if sign_off_needed(action=action, publication=publication, percentage=percentage)
+        else "",
+    )
+
+
+def _locked_pending(change: ScheduledChange) -> ScheduledChange:
+    locked = ScheduledChange.objects.select_for_update().get(pk=change.pk)
+    if locked.state != ScheduledState.PENDING:
+        raise ValidationError(f"it is {locked.get_state_display().lower()}, not pending")
+    return locked
+
+
+def scheduled_change_cancel(
+    *, change: ScheduledChange, actor: User, reason: str, now: datetime | None = None
+) -> ScheduledChange:
+    reason = rollouts.reason_required(reason)
+    with transaction.atomic():
+        locked = _locked_pending(change)
+        locked.state = ScheduledState.CANCELLED
+        locked.cancelled_by, locked.cancelled_at = actor, now or timezone.now()
+        locked.cancel_reason = reason
+        locked.save(update_fields=("state", "cancelled_by", "cancelled_at", "cancel_reason"))
+    return locked
+
+
+def scheduled_change_sign_off(
+    *, change: ScheduledChange, actor: User, now: datetime | None = None
+) -> ScheduledChange:
+    """A second archive admin agrees; a change already due runs at once."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        locked = _locked_pending(change)
+        if locked.created_by_id == actor.pk:
+            raise ValidationError("a second archive admin signs off, not the one who asked")
+        if locked.signed_off_by_id is not None:
+            raise ValidationError("it is already signed off")
+        locked.signed_off_by, locked.signed_off_at = actor, now
+        locked.outcome = ""
+        locked.save(update_fields=("signed_off_by", "signed_off_at", "outcome"))
+        if locked.run_at <= now:
+            _run_locked(locked, now=now)
+    return locked
+
+
+def scheduled_changes_run_due(*, now: datetime | None = None) -> list[ScheduledChange]:
+    """Run every pending change whose time has come, each in its own transaction, so one
+    failure leaves the others; returns those that ran (done or failed)."""
+    now = now or timezone.now()
+    ran: list[ScheduledChange] = []
+    waiting: set[int] = set()
+    while True:
+        with transaction.atomic():
+            change = (
+                ScheduledChange.objects.select_for_update(skip_locked=True)
+                .filter(state=ScheduledState.PENDING, run_at__lte=now)
+                .exclude(pk__in=waiting)
+                .order_by("run_at", "id")
+                .first()
+            )
+            if change is None:
+                return ran
+            if _run_locked(change, now=now):
+                ran.append(change)
+            else:
+                waiting.add(change.pk)
+
+
+def _provenance(change: ScheduledChange, *, now: datetime) -> str:
+    """'scheduled by alice at T for T1, signed off by bob at T2, ran at T3'."""
+    assert change.created_by is not None
+    if change.run_at > change.created_at:
+        parts = [
+            f"scheduled by {change.created_by.get_username()} at {_when(change.created_at)} "
+            f"for {_when(change.run_at)}"
+        ]
+    else:
+        parts = [f"requested by {change.created_by.get_username()} at {_when(change.created_at)}"]
+    if change.signed_off_by is not None and change.signed_off_at is not None:
+        parts.append(
+            f"signed off by {change.signed_off_by.get_username()} at {_when(change.signed_off_at)}"
+        )
+    parts.append(f"ran at {_when(now)}")
+    return ", ".join(parts)
+
+
+def _perform(change: ScheduledChange, *, now: datetime) -> str:
+    """Make the change through the service of the immediate action; say what it did."""
+    actor = change.created_by
+    reason = f"{change.reason} ({_provenance(change, now=now)})"
+    publication = change.publication
+    if change.action in PUBLICATION_ACTIONS:
+        assert publication is not None
+        if change.action == ScheduledAction.PAUSE:
+            event = rollouts.publication_pause(
+                publication=publication, actor=actor, reason=reason, now=now
+            )
+        elif change.action == ScheduledAction.RESUME:
+            event = rollouts.publication_resume(
+                publication=publication, actor=actor, reason=reason, now=now
+            )
+        elif change.action == ScheduledAction.SET:
+            assert change.percentage is not None
+            event = rollouts.publication_set_percentage(
+                publication=publication,
+                percentage=change.percentage,
+                actor=actor,
+                reason=reason,
+                now=now,
+            )
+        else:
+            event = rollouts.publication_release(
+                publication=publication, actor=actor, reason=reason, now=now
+            )
+        return f"{event.get_kind_display()}: {event.percentage_change}, {event.state_change}"
+    if change.action in RELEASE_ACTIONS:
+        assert change.release is not None
+        service = (
+            releases.release_freeze
+            if change.action == ScheduledAction.FREEZE
+            else releases.release_unfreeze
+        )
+        service(release=change.release, actor=actor, reason=reason, now=now)
+        verb = "frozen" if change.action == ScheduledAction.FREEZE else "unfrozen"
+        return f"release {change.release.codename} {verb}"
+    policies.policy_set(
+        scope_release=change.release,
+        scope_package=change.source_package,
+        actor=actor,
+        reason=reason,
+        now=now,
+        **_policy_from_json(change.policy),
+    )
+    return f"{change.target_label} set"
+
+
+def _run_locked(change: ScheduledChange, *, now: datetime) -> bool:
+    """Run one locked pending change: False when it still waits for a sign-off."""
+    publication = (
+        Publication.objects.select_related("release", "source_package").get(
+            pk=change.publication_id
+        )
+        if change.publication_id is not None
+        else None
+    )
+    change.publication = publication
+    needs = sign_off_needed(
+        action=change.action, publication=publication, percentage=change.percentage
+    )
+    if needs and change.signed_off_by_id is None:
+        # Written only when it changes: a write raises the pages' data version.
+        if change.outcome != AWAITING_SIGN_OFF:
+            ScheduledChange.objects.filter(pk=change.pk).update(outcome=AWAITING_SIGN_OFF)
+            change.outcome = AWAITING_SIGN_OFF
+        return False
+    try:
+        with transaction.atomic():
+            outcome, state = _perform(change, now=now), ScheduledState.DONE
+    except ValidationError as error:
+        outcome, state = "; ".join(error.messages), ScheduledState.FAILED
+    except Exception as error:  # recorded and logged; the other due changes still run
+        log.exception("scheduled change %s failed", change.pk)
+        outcome, state = f"internal error: {error}", ScheduledState.FAILED
+    claimed = ScheduledChange.objects.filter(pk=change.pk, state=ScheduledState.PENDING).update(
+        state=state, ran_at=now, outcome=outcome[:2000]
+    )
+    if claimed != 1:  # another run got it first: undo ours with the whole transaction
+        raise RuntimeError(f"scheduled change {change.pk} was run by someone else")
+    change.state, change.ran_at, change.outcome = state, now, outcome[:2000]
+    return True
