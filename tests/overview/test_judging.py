@@ -13,7 +13,7 @@ import pytest
 from django.db.models import Sum
 
 from overview import controller
-from overview.judging import _busy_hours
+from overview.judging_reads import busy_hours
 from overview.models import Assessment, HourlyCrashCount, Problem, ProblemKind, VersionSighting
 from overview.services.ingest import crash_reports_ingest
 from overview.sources.base import CrashReportRecord
@@ -210,6 +210,6 @@ def test_hours_before_any_report_was_counted_do_not_make_the_first_day_look_busy
     moments = [start + h * HOUR for h in range(24)]
     activity = {moment: 300 for moment in moments}  # other packages: steady, counted from start
 
-    profile = _busy_hours(publication, {}, activity, moments)
+    profile = busy_hours(publication, {}, activity, moments)
 
     assert profile == [1.0] * 24
