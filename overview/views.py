@@ -13,7 +13,7 @@ from django.shortcuts import get_object_or_404, render
 from django.utils import timezone
 from django_tables2 import RequestConfig
 
-from overview import selectors
+from overview import machine_selectors, selectors
 from overview.filters import PublicationFilter
 from overview.forms import MachineForm
 from overview.models import CrashReport
@@ -37,7 +37,9 @@ _CACHEABLE_PARAMETERS = frozenset(
 
 
 def _cacheable(request: HttpRequest, table: OverviewTable) -> bool:
-    orderings = {alias for c in table.columns.iterall() if c.orderable for alias in (c.name, "-" + c.name)}
+    orderings = {
+        alias for c in table.columns.iterall() if c.orderable for alias in (c.name, "-" + c.name)
+    }
     for name, values in request.GET.lists():
         if name not in _CACHEABLE_PARAMETERS or len(values) != 1:
             return False
@@ -109,9 +111,7 @@ def problem(request: HttpRequest, pk: int) -> HttpResponse:
         "counts": counts,
         "totals": totals,
         "affected": affected,
-        "affected_rows": [
-            (p, overrides.get(p.covering_override or 0)) for p in affected
-        ],
+        "affected_rows": [(p, overrides.get(p.covering_override or 0)) for p in affected],
     }
     return render(request, "overview/problem.html", context)
 
@@ -128,10 +128,10 @@ def machine(request: HttpRequest) -> HttpResponse:
     if bound and form.is_valid():
         release = form.cleaned_data["release"]
         page = Paginator(
-            selectors.machine_publications(release=release), MACHINE_PAGE_SIZE
+            machine_selectors.machine_publications(release=release), MACHINE_PAGE_SIZE
         ).get_page(request.GET.get("page"))
         policies = policies_by_scope()
-        rows = selectors.machine_rows(
+        rows = machine_selectors.machine_rows(
             list(page),
             machine_id=form.cleaned_data["machine_id"],
             policies=policies,

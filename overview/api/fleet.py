@@ -15,7 +15,7 @@ from django.utils import timezone
 from ninja import Field, Router, Schema
 from ninja.errors import HttpError
 
-from overview import apt_phasing, selectors
+from overview import apt_phasing, machine_selectors
 from overview.api.routes import (
     CODENAME,
     MACHINE_ID,
@@ -87,7 +87,7 @@ def machines(request: HttpRequest, fleet: FleetIn, page: PageNumber = 1):
             raise HttpError(404, f"no release called {fleet.release!r}")
     chunk = _page(
         request,
-        selectors.machine_publications(release=chosen),
+        machine_selectors.machine_publications(release=chosen),
         page=page,
         per_page=MAX_PER_PAGE,
     )
@@ -96,7 +96,7 @@ def machines(request: HttpRequest, fleet: FleetIn, page: PageNumber = 1):
     groups = dependency_groups(policies=policies)
     answers = []
     for machine_id in dict.fromkeys(ids):
-        rows = selectors.machine_rows(
+        rows = machine_selectors.machine_rows(
             publications, machine_id=machine_id, policies=policies, now=now, groups=groups
         )
         answers.append(

@@ -1,6 +1,5 @@
 """The endpoints of the read-only JSON API and how they shape their answers."""
 
-
 from __future__ import annotations
 
 from datetime import datetime
@@ -15,7 +14,7 @@ from django.utils import timezone
 from ninja import Field, Path, Query, Router, Schema
 from ninja.errors import HttpError
 
-from overview import apt_phasing, selectors
+from overview import apt_phasing, machine_selectors, selectors
 from overview.api.schemas import (
     BucketDetailOut,
     BucketPage,
@@ -35,7 +34,6 @@ from packages.services.scheduled import AWAITING_SIGN_OFF
 
 DEFAULT_PER_PAGE = 25
 MAX_PER_PAGE = 100
-
 
 
 router = Router()
@@ -103,7 +101,11 @@ def _verdict_out(publication: PublicationInPhasing) -> dict | None:
 
 
 def _publication_out(
-    request: HttpRequest, publication: PublicationInPhasing, *, rules: policy_rules.Rules, now: datetime
+    request: HttpRequest,
+    publication: PublicationInPhasing,
+    *,
+    rules: policy_rules.Rules,
+    now: datetime,
 ) -> dict:
     outlook = selectors.publication_outlook(publication, rules=rules, now=now)
     history = publication.source_package.get_absolute_url()
@@ -208,7 +210,7 @@ def scheduled_change_out(change: ScheduledChange) -> dict:
     }
 
 
-def decision_out(row: selectors.MachineRow) -> dict:
+def decision_out(row: machine_selectors.MachineRow) -> dict:
     return {
         "publication_id": row.publication.pk,
         "draw": row.decision.draw,
@@ -293,7 +295,10 @@ def publications(request: HttpRequest, filters: Query[PublicationFilters]):
         raise HttpError(400, "; ".join(problems))
     page = _page(request, filterset.qs, page=filters.page, per_page=filters.per_page)
     policies, now = policies_by_scope(), timezone.now()
-    results = [_publication_out(request, p, rules=policy_rules.resolve_for(policies, p), now=now) for p in page]
+    results = [
+        _publication_out(request, p, rules=policy_rules.resolve_for(policies, p), now=now)
+        for p in page
+    ]
     return {**_page_links(request, page), "results": results}
 
 
@@ -423,10 +428,13 @@ def machine(
         if chosen is None:
             raise HttpError(404, f"no release called {release!r}")
     chunk = _page(
-        request, selectors.machine_publications(release=chosen), page=page, per_page=MAX_PER_PAGE
+        request,
+        machine_selectors.machine_publications(release=chosen),
+        page=page,
+        per_page=MAX_PER_PAGE,
     )
     policies = policies_by_scope()
-    rows = selectors.machine_rows(
+    rows = machine_selectors.machine_rows(
         list(chunk),
         machine_id=machine_id,
         policies=policies,
