@@ -38,7 +38,7 @@ from django.utils import timezone
 
 from overview import judging, together, verdicts
 from overview.halting import halting_problems
-from overview.models import Problem, ProblemKind, Verdict
+from overview.models import Problem, Verdict
 from overview.services.assessments import assessments_record
 from overview.services.notifications import halt_notifications_create
 from overview.services.problems import problems_record_each
@@ -131,12 +131,13 @@ def tick(
     now = (now or timezone.now()).astimezone(UTC)
     source = crash_source or configured_crash_source()
     candidates = list(
-        Publication.objects.filter(state__in=ACTIVE_STATES, pocket=Pocket.UPDATES)
-        .select_related("release", "source_package")
+        Publication.objects.filter(state__in=ACTIVE_STATES, pocket=Pocket.UPDATES).select_related(
+            "release", "source_package"
+        )
     )
     queries = {p.pk: _query(p) for p in candidates}
     answers = _fetch_answers(source, list(dict.fromkeys(queries.values())), now)
-    judgements = _judge(candidates, source, now)
+    judgements = verdicts.judgements_of(candidates, source, now)
     needs = together.tick_needs(candidates)
 
     with transaction.atomic():
@@ -153,34 +154,6 @@ def tick(
     return decisions
 
 
-def _judge(
-    candidates: list[Publication], source: CrashSource, now: datetime
-) -> dict[int, judging.Judgement]:
-    """The sequential test of each update, when the crash data are held here (the error
-    tracker keeps its reports to itself: then Ubuntu's rules, as the tracker applies
-    them, judge every update)."""
-    if not getattr(source, "keeps_reports", False):
-        return {}
-    try:
-        return judging.publications_judge(candidates, now=now)
-    except Exception:  # evidence that cannot be judged: Ubuntu's rules still stand
-        log.exception("the sequential test could not judge this tick")
-        return {}
-
-
-def _rate_answer(
-    answer: CrashAnswer, rules: policy_rules.Rules, judgement: judging.Judgement | None
-) -> CrashAnswer:
-    """The source's answer with the crash-rate problem of the judge the policy chose."""
-    if answer.error or rules.judge != policy_rules.SEQUENTIAL or judgement is None:
-        return answer
-    problems = [p for p in answer.problems if p.kind != ProblemKind.INCREASED_RATE]
-    found = verdicts.rate_problem(judgement, alpha=judging.test_settings().alpha)
-    if found is not None:
-        problems.append(found)
-    return replace(answer, problems=tuple(problems))
-
-
 def _decide_all(
     publications: list[Publication],
     queries: dict[int, CrashQuery],
@@ -193,7 +166,7 @@ def _decide_all(
     policies = policies_by_scope()
     rules_of = {p.pk: policy_rules.resolve_for(policies, p) for p in publications}
     judged = {
-        p.pk: _rate_answer(answers[queries[p.pk]], rules_of[p.pk], judgements.get(p.pk))
+        p.pk: verdicts.rate_answer(answers[queries[p.pk]], rules_of[p.pk], judgements.get(p.pk))
         for p in publications
         if p.pk in queries
     }
@@ -331,7 +304,9 @@ def _decide(
     if answer.unknown_version and rules.unknown_version != UnknownVersion.LOCAL:
         publication.crash_data_unavailable_since = None
         if publication.state != PhasingState.PHASING:
-            return _hold(publication, publication.hold_reason or HoldReason.PROBLEMS, publication.hold_detail)
+            return _hold(
+                publication, publication.hold_reason or HoldReason.PROBLEMS, publication.hold_detail
+            )
         return _hold(publication, HoldReason.UNKNOWN_VERSION, answer.unknown_version)
 
     if answer.error:
@@ -339,7 +314,9 @@ def _decide(
         since = publication.crash_data_unavailable_since
         if publication.state != PhasingState.PHASING:
             # A person's pause or a halt keeps its own reason; the outage only adds "since".
-            return _hold(publication, publication.hold_reason or HoldReason.PROBLEMS, publication.hold_detail)
+            return _hold(
+                publication, publication.hold_reason or HoldReason.PROBLEMS, publication.hold_detail
+            )
         return _hold(
             publication,
             HoldReason.CRASH_DATA_UNAVAILABLE,

@@ -8,18 +8,22 @@ by Ubuntu's rules gets the sequential test's figures as evidence, never its halt
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime
 
-from overview import sequential
+from overview import judging, sequential
 from overview.judging import Judgement, ratio_words
 from overview.models import Assessment, Problem, ProblemKind, Verdict
-from overview.sources.base import ProblemRecord
+from overview.sources.base import CrashAnswer, CrashSource, ProblemRecord
 from packages import policy
 from packages.models import Publication
 
 SEQUENTIAL_TEST = "sequential test"
+
+log = logging.getLogger(__name__)
 
 
 def rate_problem(judgement: Judgement, *, alpha: float) -> ProblemRecord | None:
@@ -55,8 +59,7 @@ def describe_problem(problem: Problem) -> str:
         else "new bucket"
     )
     return (
-        f"{what} {problem.bucket} ({problem.system_count} systems, "
-        f"{problem.report_count} reports)"
+        f"{what} {problem.bucket} ({problem.system_count} systems, {problem.report_count} reports)"
     )
 
 
@@ -77,7 +80,10 @@ def verdict_of(
     found = judgement.assessment
     events = f"{found.new + found.old} crash events"
     if found.verdict == sequential.Verdict.HEALTHY:
-        return Verdict.HEALTHY, f"crash rate {ratio_words(found)} the previous version's over {events}: healthy"
+        return (
+            Verdict.HEALTHY,
+            f"crash rate {ratio_words(found)} the previous version's over {events}: healthy",
+        )
     if found.verdict == sequential.Verdict.REGRESSED:
         if rules.judge == policy.SEQUENTIAL:  # the rise is overridden by a triager
             return Verdict.INSUFFICIENT, (
@@ -133,3 +139,31 @@ def assessment_row(
         averted=judgement.averted(averted_days) if judgement and halted else None,
         assessed_at=now,
     )
+
+
+def judgements_of(
+    candidates: list[Publication], source: CrashSource, now: datetime
+) -> dict[int, Judgement]:
+    """The sequential test of each update, when the crash data are held here (the error
+    tracker keeps its reports to itself: then Ubuntu's rules, as the tracker applies
+    them, judge every update)."""
+    if not getattr(source, "keeps_reports", False):
+        return {}
+    try:
+        return judging.publications_judge(candidates, now=now)
+    except Exception:  # evidence that cannot be judged: Ubuntu's rules still stand
+        log.exception("the sequential test could not judge this tick")
+        return {}
+
+
+def rate_answer(
+    answer: CrashAnswer, rules: policy.Rules, judgement: Judgement | None
+) -> CrashAnswer:
+    """The source's answer with the crash-rate problem of the judge the policy chose."""
+    if answer.error or rules.judge != policy.SEQUENTIAL or judgement is None:
+        return answer
+    problems = [p for p in answer.problems if p.kind != ProblemKind.INCREASED_RATE]
+    found = rate_problem(judgement, alpha=judging.test_settings().alpha)
+    if found is not None:
+        problems.append(found)
+    return replace(answer, problems=tuple(problems))
