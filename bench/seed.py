@@ -124,10 +124,12 @@ class HotPackageSource:
     def releases(self):
         return self.simulator.releases()[2:3]  # noble
 
-    def publications(self, *, release: str, since, now):
+    def publications(self, *, release: str, since, now, watch=None):
         from dataclasses import replace
 
-        for record in self.simulator.publications(release=release, since=since, now=now):
+        for record in self.simulator.publications(
+            release=release, since=since, now=now, watch=watch
+        ):
             yield replace(record, source_package=HOT_PACKAGE)
 
 
