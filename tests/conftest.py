@@ -13,6 +13,21 @@ from tests.fake_http import FakeHTTPServer, SleepRecorder
 from tests.overview.controller_fakes import ScriptedCrashes
 
 
+@pytest.fixture(autouse=True)
+def fixed_instant(request):
+    """Every test runs from the same instant (a Thursday noon, UTC), its clock ticking from
+    there: seeding, ticks and relative times on pages read the same whatever day the suite
+    runs. Tests that start other processes (a Celery worker, gunicorn, apt) share the real
+    clock with them instead, through the `real_clock` or `celery_worker` marker."""
+    if request.node.get_closest_marker("real_clock") or request.node.get_closest_marker(
+        "celery_worker"
+    ):
+        yield None
+        return
+    with time_machine.travel(NOW, tick=True):
+        yield NOW
+
+
 @pytest.fixture
 def http_server():
     """A local HTTP server that answers as the test scripts it (Launchpad, the tracker...)."""
