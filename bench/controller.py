@@ -58,9 +58,9 @@ def measure(n: int) -> dict:
     from django.test.utils import CaptureQueriesContext
 
     from bench.seed import SeedPlan, _simulator
-    from overview import controller
-    from overview.sources.local import LocalCrashSource
-    from overview.sources.simulator import SimulatedCrashFeed
+    from overview.controller import tick as controller
+    from overview.evidence.sources.local import LocalCrashSource
+    from overview.evidence.sources.simulator import SimulatedCrashFeed
     from packages.models import SourceSync
 
     plan = SeedPlan()

@@ -26,7 +26,7 @@ CACHE = Path(os.environ.get("BENCH_CACHE", "/tmp/phasing-bench")) / "ingest-reco
 
 def records():
     from bench.seed import SeedPlan, _simulator
-    from overview.sources.simulator import SimulatedCrashFeed
+    from overview.evidence.sources.simulator import SimulatedCrashFeed
 
     plan = SeedPlan()
     key = (plan, HOURS)
@@ -44,7 +44,7 @@ def records():
 
 
 def measure() -> dict:
-    from overview.services.ingest import crash_reports_ingest
+    from overview.evidence.ingest import crash_reports_ingest
 
     drawn = records()
     started = time.perf_counter()

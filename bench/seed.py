@@ -79,7 +79,7 @@ def _draw_reports(plan: SeedPlan, share: int, windows, queue) -> None:
     Follows SimulatedCrashFeed.reports over a share of the packages, so the union of the shares
     is exactly what the simulator reports for the window.
     """
-    from overview.sources.simulator import SimulatedCrashFeed
+    from overview.evidence.sources.simulator import SimulatedCrashFeed
 
     simulator = _simulator(plan)
     feed = SimulatedCrashFeed(simulator)
@@ -160,11 +160,11 @@ def seed(plan: SeedPlan, *, log=print) -> dict:
     from django.db.models import Q
     from django.test.utils import override_settings
 
-    from overview import controller
+    from overview.controller import tick as controller
+    from overview.evidence.crash_sync import crashes_sync
+    from overview.evidence.sources.local import LocalCrashSource
+    from overview.evidence.sources.simulator import SimulatedCrashFeed
     from overview.management.commands.seed_demo import Command as SeedDemo
-    from overview.services.crash_sync import crashes_sync
-    from overview.sources.local import LocalCrashSource
-    from overview.sources.simulator import SimulatedCrashFeed
     from packages.models import SourceSync
     from packages.roles import ARCHIVE_ADMINS, TRIAGERS
     from packages.services import write_back_deferred

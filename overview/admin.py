@@ -19,7 +19,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from overview.models import CrashReport, ErrorBucket, Notification, Override, Problem
-from overview.services.overrides import override_revoke
+from overview.triage.overrides import override_revoke
 from packages.admin.actions import ReadOnlyAdmin, action_with_reason, report_outcome
 from packages.admin.forms import ReasonForm
 from packages.admin.publications import PublicationAdmin as ArchivePublicationAdmin

@@ -9,10 +9,10 @@ from __future__ import annotations
 from celery import Task, shared_task
 from django.utils import timezone
 
-from overview import controller
-from overview.services.notifications import notification_send, notifications_send_pending
-from overview.services.runs import periodic_run_recorded
-from overview.services.sources_sync import sources_sync
+from overview.controller import tick as controller
+from overview.controller.notifications import notification_send, notifications_send_pending
+from overview.evidence.sources_sync import sources_sync
+from overview.monitoring.runs import periodic_run_recorded
 from packages.log_context import log_context
 from packages.services.faults import beat_seen
 from packages.services.writeback import percentages_reconcile

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from overview import feeds, views
+from overview.pages import feeds, views
 
 app_name = "overview"
 

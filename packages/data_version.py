@@ -1,6 +1,6 @@
 """The data version: a number that every committed write to the pages' data raises.
 
-Cached pages are keyed by it (overview.page_cache), so they are never stale. It is
+Cached pages are keyed by it (overview.pages.page_cache), so they are never stale. It is
 raised by database triggers, not by Python, so that no write path can forget it: the
 event writer's bulk statements, the sync, ingest, the admin, a migration or a psql
 session all raise it alike. Apps name their tables in a migration that calls

@@ -4,7 +4,7 @@ Every URL is built from a configured template (``PHASING_LINK_*``, defaults for 
 Launchpad and errors.ubuntu.com), so a self-hosted archive points at its own tracker; an
 empty template means no link, and the name is shown as plain text. Each value is
 percent-quoted into the template and the result must be an http(s) URL
-(packages.inputs), so no name, however hostile, becomes a link a browser would run.
+(packages.domain.inputs), so no name, however hostile, becomes a link a browser would run.
 
 Shapes (checked against the services' code):
 - Launchpad: ``/ubuntu/+source/<source>/+publishinghistory`` and ``/<version>``
@@ -30,7 +30,8 @@ from django.conf import settings
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
-from packages import inputs, words
+from packages.domain import change_words as words
+from packages.domain import inputs
 
 # The placeholders each template may use.
 PLACEHOLDERS = {

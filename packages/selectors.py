@@ -9,9 +9,9 @@ from datetime import datetime
 
 from django.db.models import F, Q, QuerySet
 
-from packages import charts
-from packages import policy as policy_rules
-from packages.dependencies import Group, Member, groups_of
+from packages.domain import charts
+from packages.domain import policy as policy_rules
+from packages.domain.dependencies import Group, Member, groups_of
 from packages.models import (
     ACTIVE_STATES,
     PhasingEvent,

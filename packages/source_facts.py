@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 from django.db import models
 
-from packages import words
+from packages.domain import change_words as words
 
 
 class WritePermission(models.TextChoices):

@@ -1,10 +1,10 @@
-"""Django validators over packages.inputs, for model fields and forms (the admin's too)."""
+"""Django validators over packages.domain.inputs, for model fields and forms (the admin's too)."""
 
 from __future__ import annotations
 
 from django.core.exceptions import ValidationError
 
-from packages import inputs
+from packages.domain import inputs
 
 
 def validate_source_name(value: str) -> None:

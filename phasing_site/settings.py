@@ -63,10 +63,10 @@ MIDDLEWARE = [
     "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     # Before sessions and authentication: a cached anonymous page costs two lookups.
-    "overview.page_cache.AnonymousPageCacheMiddleware",
+    "overview.pages.page_cache.AnonymousPageCacheMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
-    "overview.middleware.RejectNulBytesMiddleware",
-    "overview.middleware.DatabaseUnavailableMiddleware",
+    "overview.pages.middleware.RejectNulBytesMiddleware",
+    "overview.pages.middleware.DatabaseUnavailableMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -308,7 +308,7 @@ PHASING_LINK_BUCKET = env_str(
 PHASING_LINK_PACKAGE_ERRORS = env_str(
     "PHASING_LINK_PACKAGE_ERRORS", "https://errors.ubuntu.com/?package={source}&period=month"
 )
-# Anonymous visitors' overview is kept until the data changes (overview/page_cache.py):
+# Anonymous visitors' overview is kept until the data changes (overview/pages/page_cache.py):
 # never stale, no time-to-live. Signed-in people always see it rendered.
 PHASING_PAGE_CACHE = env_bool("PHASING_PAGE_CACHE", not DEBUG)
 PHASING_PAGE_CACHE_ALIAS = "default"
@@ -325,7 +325,7 @@ PHASING_RATE_MIN_DIFFERENCE = env_int("PHASING_RATE_MIN_DIFFERENCE", 1, minimum=
 PHASING_INSTALL_FAILURES = env_bool("PHASING_INSTALL_FAILURES", True)
 PHASING_INSTALL_FAILURE_MIN_SYSTEMS = env_int("PHASING_INSTALL_FAILURE_MIN_SYSTEMS", 3, minimum=1)
 PHASING_EXCLUDE_PROPOSED = env_bool("PHASING_EXCLUDE_PROPOSED", True)
-# The sequential judge (overview.sequential): the chance it ever halts an update whose crash
+# The sequential judge (overview.judges.sequential): the chance it ever halts an update whose crash
 # rate did not rise, over the update's whole ramp however often it looks; the rate ratio
 # within which an update counts as healthy; and the chance of calling an update healthy
 # when its rate rose by more than that.
@@ -333,7 +333,7 @@ PHASING_JUDGE_ALPHA = env_float("PHASING_JUDGE_ALPHA", 0.01, above=0, below=0.5)
 PHASING_JUDGE_TOLERANCE = env_float("PHASING_JUDGE_TOLERANCE", 1.2, above=1, below=10)
 PHASING_JUDGE_ALPHA_HEALTHY = env_float("PHASING_JUDGE_ALPHA_HEALTHY", 0.05, above=0, below=0.5)
 # Mean hours from a machine becoming eligible to installing, believed before any
-# measurement (overview.exposure measures it from other packages' crash reports).
+# measurement (overview.judges.exposure measures it from other packages' crash reports).
 PHASING_UPTAKE_HOURS = env_float("PHASING_UPTAKE_HOURS", 8.0, above=0, below=1000)
 # Diagnostic: scales the uptake estimate (1 in production; the backtest varies it).
 PHASING_UPTAKE_ESTIMATE_FACTOR = env_float("PHASING_UPTAKE_ESTIMATE_FACTOR", 1.0, above=0, below=100)

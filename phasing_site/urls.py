@@ -32,6 +32,6 @@ urlpatterns = [
 ]
 
 # JSON under /api/v1/, pages elsewhere; a database that does not answer is a 503.
-handler400 = "overview.errors.bad_request"
-handler404 = "overview.errors.not_found"
-handler500 = "overview.errors.server_error"
+handler400 = "overview.pages.errors.bad_request"
+handler404 = "overview.pages.errors.not_found"
+handler500 = "overview.pages.errors.server_error"

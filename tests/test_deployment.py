@@ -25,11 +25,11 @@ from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
+from overview.evidence.ingest import crash_reports_ingest
+from overview.evidence.sources.base import CrashReportRecord
 from overview.models import Notification, PeriodicRun
-from overview.services.ingest import crash_reports_ingest
-from overview.sources.base import CrashReportRecord
+from packages.domain.policy import MIN_INTERVAL
 from packages.models import EventKind, PhasingEvent, PhasingState, Publication
-from packages.policy import MIN_INTERVAL
 from tests.factories import PersonFactory, PolicyFactory, PublicationFactory, ReleaseFactory
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -18,10 +18,10 @@ from datetime import timedelta
 
 import pytest
 
+from overview.evidence.ingest import crash_reports_ingest
+from overview.evidence.sources.base import CrashAnswer, CrashReportRecord, ProblemRecord
 from overview.models import ErrorBucket, Problem
-from overview.services.ingest import crash_reports_ingest
-from overview.services.overrides import override_create
-from overview.sources.base import CrashAnswer, CrashReportRecord, ProblemRecord
+from overview.triage.overrides import override_create
 from packages.models import Publication, Release, SourcePackage
 from packages.services import publication_pause, release_freeze
 from packages.services.sync import publications_sync

@@ -15,11 +15,11 @@ from ninja import NinjaAPI
 from ninja.errors import ValidationError
 from ninja.openapi.docs import Swagger
 
-from overview import apt_phasing
 from overview.api.fleet import MAX_FLEET
 from overview.api.fleet import router as fleet_router
 from overview.api.routes import router
-from overview.errors import database_unavailable
+from overview.pages.errors import database_unavailable
+from packages.domain import apt_phasing
 
 api = NinjaAPI(
     title="Phasing API",

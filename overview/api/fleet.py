@@ -1,6 +1,6 @@
 """POST /api/v1/machines/: apt's decision for a fleet, every machine and every update.
 
-apt draws per machine id (overview.apt_phasing), so a fleet's answer is one draw per
+apt draws per machine id (packages.domain.apt_phasing), so a fleet's answer is one draw per
 machine and update in phasing; the updates are paged as elsewhere in the API, the
 machines are not (up to MAX_FLEET of them in one request). A fleet that wants all its
 machines in one bucket sets one ``APT::Machine-ID`` on all of them.
@@ -15,7 +15,6 @@ from django.utils import timezone
 from ninja import Field, Router, Schema
 from ninja.errors import HttpError
 
-from overview import apt_phasing, machine_selectors
 from overview.api.routes import (
     CODENAME,
     MACHINE_ID,
@@ -27,6 +26,8 @@ from overview.api.routes import (
     update_out,
 )
 from overview.api.schemas import DecisionOut, ErrorOut, UpdateOut
+from overview.pages import machine_selectors
+from packages.domain import apt_phasing
 from packages.models import Release
 from packages.selectors import dependency_groups, policies_by_scope
 

@@ -14,7 +14,6 @@ from django.utils import timezone
 from ninja import Field, Path, Query, Router, Schema
 from ninja.errors import HttpError
 
-from overview import apt_phasing, machine_selectors, selectors
 from overview.api.schemas import (
     BucketDetailOut,
     BucketPage,
@@ -24,10 +23,12 @@ from overview.api.schemas import (
     PublicationPage,
     ScheduledChangePage,
 )
-from overview.filters import PublicationFilter
-from overview.selectors import PublicationInPhasing
-from overview.wording import outlook_lines
-from packages import policy as policy_rules
+from overview.pages import machine_selectors, selectors
+from overview.pages.filters import PublicationFilter
+from overview.pages.selectors import PublicationInPhasing
+from overview.pages.wording import outlook_lines
+from packages.domain import apt_phasing
+from packages.domain import policy as policy_rules
 from packages.models import PhasingEvent, Publication, Release, ScheduledChange, ScheduledState
 from packages.selectors import dependency_groups, policies_by_scope, scheduled_changes
 from packages.services.scheduled import AWAITING_SIGN_OFF
@@ -241,7 +242,7 @@ def decision_out(row: machine_selectors.MachineRow) -> dict:
 # answered, one it does not is a 400 (django-ninja validates the declarations).
 CODENAME = r"^[a-z0-9][a-z0-9-]{0,39}$"
 NAME_PART = r"^[A-Za-z0-9+.-]{0,200}$"
-# As apt takes it (overview.apt_phasing.machine_id_for_apt): one line of at most 200
+# As apt takes it (packages.domain.apt_phasing.machine_id_for_apt): one line of at most 200
 # characters without control characters, its line end allowed.
 MACHINE_ID = r"^[^\x00-\x1f\x7f]{1,200}\r?\n?$"
 PageNumber = Annotated[int, Query(ge=1, le=1_000_000)]

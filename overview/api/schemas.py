@@ -7,13 +7,13 @@ from typing import Annotated, Any
 
 from ninja import Field, Schema
 
-from packages import policy
+from packages.domain import policy
 
 Percentage = Annotated[int, Field(ge=0, le=policy.FULL)]
 
 
 class PolicyOut(Schema):
-    """A policy, within the bounds every policy keeps (packages.policy)."""
+    """A policy, within the bounds every policy keeps (packages.domain.policy)."""
 
     start_percentage: Percentage
     step: Annotated[int, Field(ge=1, le=policy.FULL)]

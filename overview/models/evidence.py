@@ -12,14 +12,15 @@ from django.db.models import Count, Exists, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
 from django.urls import reverse
 
-from packages import inputs, links
+from packages import links
+from packages.domain import inputs
 from packages.models import Person, Publication, Release, SourcePackage
 from packages.validators import validate_version
 
 
 class ProblemType(models.TextChoices):
     """What a bucket holds: apport's ProblemType of its reports, as the error tracker keeps
-    them apart (overview.sources.base.bucket_type)."""
+    them apart (overview.evidence.sources.base.bucket_type)."""
 
     CRASH = "crash", "crash"
     INSTALL_FAILURE = "package", "install failure"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from django.db import models
 
-from packages import policy
+from packages.domain import policy
 from packages.models import Publication, Release, SourcePackage
 
 

@@ -1,4 +1,4 @@
-"""Template filters of the public pages: the words of overview.wording, and the footer."""
+"""Template filters of the public pages: the words of overview.pages.wording, and the footer."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from django.core.exceptions import ObjectDoesNotExist
 from django.db.models import prefetch_related_objects
 from django.utils import timezone
 
-from overview import wording
 from overview.models import Assessment
+from overview.pages import wording
 from packages.models import Publication
 
 register = template.Library()
@@ -38,7 +38,7 @@ def source_syncs(context: template.Context) -> dict:
     status = context.get("service_status")
     if status is None:
         # Imported here to keep the module light.
-        from overview.status import service_status
+        from overview.monitoring.status import service_status
 
         status = service_status(now=timezone.now())
     return {"syncs": status.sources, "faults": status.faults}

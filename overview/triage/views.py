@@ -2,7 +2,7 @@
 
 Anonymous people are sent to log in; signed-in people without the permission get a 403
 whose page carries nothing of the report. Every write is a POST through
-overview.services.overrides.
+overview.triage.overrides.
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ from django.views.decorators.http import require_POST
 from django.views.defaults import permission_denied
 
 from overview.models import CrashReport, ErrorBucket, Override, ProblemKind
-from overview.services.overrides import override_create, override_revoke
 from overview.triage.forms import (
     BucketOverrideForm,
     CrashReportFilter,
@@ -30,7 +29,8 @@ from overview.triage.forms import (
     RevokeForm,
     packages_of_bucket,
 )
-from packages import inputs
+from overview.triage.overrides import override_create, override_revoke
+from packages.domain import inputs
 from packages.permissions import acting_user, can_override_problems, can_read_crash_reports
 
 REPORTS_PER_PAGE = 50

@@ -11,8 +11,8 @@ from django.contrib.auth.forms import AuthenticationForm
 from django.core.validators import MaxLengthValidator, MaxValueValidator, MinValueValidator
 from django.utils import timezone
 
-from packages import policy as policy_rules
 from packages import services
+from packages.domain import policy as policy_rules
 from packages.models import Policy, Release, UnknownVersion
 from packages.services.scheduled import PAST_TOLERANCE
 

@@ -13,10 +13,10 @@ from django.db import models
 from django.db.models import Q
 from django.urls import reverse
 
-from packages import policy as policy_rules
-from packages import words
-from packages.holds import HoldReason, hold_words
-from packages.holds import UnknownVersion as UnknownVersion
+from packages.domain import change_words as words
+from packages.domain import policy as policy_rules
+from packages.domain.holds import HoldReason, hold_words
+from packages.domain.holds import UnknownVersion as UnknownVersion
 
 # Policies, the status of sources and services, and leases in their own modules.
 from packages.models.policies import Policy as Policy
@@ -112,7 +112,7 @@ class Publication(SourceFacts, models.Model):
     component = models.CharField(max_length=40, default="main")
     binaries = models.JSONField(default=list, blank=True)
     # The versioned Depends, Pre-Depends, Breaks and Conflicts of its binaries, as rows of
-    # [field, binary, package, operator, version] (packages.dependencies).
+    # [field, binary, package, operator, version] (packages.domain.dependencies).
     relations = models.JSONField(default=list, blank=True)
     signer = models.ForeignKey(
         Person, null=True, blank=True, on_delete=models.SET_NULL, related_name="signed"

@@ -1,5 +1,5 @@
 """How fast updates phase: a policy per package, per release, or for all updates, each
-setting within the bounds of packages.policy (checked here and by the database)."""
+setting within the bounds of packages.domain.policy (checked here and by the database)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from django.db import models
 from django.db.models import Q, Value
 from django.db.models.functions import Coalesce
 
-from packages import policy as policy_rules
-from packages.holds import UnknownVersion
+from packages.domain import policy as policy_rules
+from packages.domain.holds import UnknownVersion
 
 
 class Policy(models.Model):

@@ -22,8 +22,9 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from packages import policy, words
-from packages.holds import HoldReason
+from packages.domain import change_words as words
+from packages.domain import policy
+from packages.domain.holds import HoldReason
 from packages.models import (
     ACTIVE_STATES,
     ArchiveStatus,

@@ -11,8 +11,8 @@ from datetime import datetime
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 
-from packages import policy
-from packages.dependencies import needs_of
+from packages.domain import policy
+from packages.domain.dependencies import needs_of
 from packages.models import EventKind, PhasingEvent, PhasingState, Publication
 from packages.selectors import phasing_members, policies_by_scope
 from packages.services.phasing import Change, TransitionError, publication_transition

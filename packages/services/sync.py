@@ -15,8 +15,8 @@ from datetime import datetime, timedelta
 from django.db import transaction
 from django.utils import timezone
 
-from packages import changelog, inputs
-from packages.dependencies import relation_rows
+from packages.domain import changelog, inputs
+from packages.domain.dependencies import relation_rows
 from packages.models import (
     ACTIVE_STATES,
     ArchiveStatus,

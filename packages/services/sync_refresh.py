@@ -12,8 +12,8 @@ from datetime import datetime
 
 from django.db.models import F, Q
 
-from packages import changelog
-from packages.dependencies import relation_rows
+from packages.domain import changelog
+from packages.domain.dependencies import relation_rows
 from packages.models import ACTIVE_STATES, ArchiveStatus, Pocket, Publication
 from packages.sources.base import PublicationRecord, Watch
 

@@ -24,8 +24,8 @@ def publication_source(name: str | None = None) -> PublicationSource:
     if name == "simulator":
         return simulated_archive()
     if name == "launchpad":
-        from packages.sources.apt_relations import AptRelations
-        from packages.sources.launchpad import LaunchpadSource
+        from packages.sources.apt.relations import AptRelations
+        from packages.sources.launchpad.source import LaunchpadSource
 
         packages_archive = None
         if settings.PHASING_LAUNCHPAD_PACKAGES_ARCHIVE:
@@ -44,7 +44,7 @@ def publication_source(name: str | None = None) -> PublicationSource:
             timeout=settings.PHASING_HTTP_TIMEOUT,
         )
     if name == "apt":
-        from packages.sources.apt_archive import AptArchiveSource
+        from packages.sources.apt.archive import AptArchiveSource
 
         return AptArchiveSource(
             location=settings.PHASING_APT_ARCHIVE,

@@ -2,7 +2,7 @@
 
 A publication source lists a release's Updates publications and takes percentages back.
 The simulator, Launchpad and an apt archive implement it; the sync and the write-back only
-ever see the records below. The crash side (overview.sources.base) shares SourceError.
+ever see the records below. The crash side (overview.evidence.sources.base) shares SourceError.
 Nothing here imports Django.
 """
 
@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol, runtime_checkable
 
-from packages.dependencies import Relation
+from packages.domain.dependencies import Relation
 
 
 class SourceError(Exception):
@@ -79,11 +79,11 @@ class PublicationRecord:
     binary_percentages: tuple[BinaryPercentage, ...] = ()
     # The same version is also published in a -security suite: apt never phases it.
     in_security: bool = False
-    # The versioned relations of its binaries (packages.dependencies); None: the source
+    # The versioned relations of its binaries (packages.domain.dependencies); None: the source
     # does not read them, so what is stored stays.
     relations: tuple[Relation, ...] | None = None
     # The upload's changelog entry or .changes text, when the source has it: the bugs it
-    # closes are read from it (packages.changelog).
+    # closes are read from it (packages.domain.changelog).
     changelog: str = ""
 
     @property

@@ -7,7 +7,7 @@ bucket that is new in that version, a rise in the crash rate, or a false alarm (
 that looks new but was not caused by the update, for a triager to override). Crash
 reports come in per hour, Poisson-distributed, in proportion to the share of machines
 running each version: the phased cohort for the new one, the rest for the previous one
-(overview.sources.simulator draws them from this world).
+(overview.evidence.sources.simulator draws them from this world).
 
 What the simulator cannot know is what the controller did; it assumes each update
 follows the default ramp (10% + 10 points about every 6 hours) until a regression has been
@@ -24,7 +24,7 @@ from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from functools import cached_property
 
-from packages.dependencies import Relation
+from packages.domain.dependencies import Relation
 from packages.sources.base import (
     PersonRecord,
     PublicationRecord,

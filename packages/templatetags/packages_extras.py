@@ -9,7 +9,8 @@ from django import template
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
-from packages import charts, links
+from packages import links
+from packages.domain import charts
 from packages.models import PhasingEvent, WriteBack
 from packages.selectors import ChartSeries, chart_end, chart_points
 

@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from overview import apt_phasing
+from packages.domain import apt_phasing
 from packages.models import EventKind, PhasingState
 from tests.factories import (
     ErrorBucketFactory,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from overview import controller
-from overview.sources.base import CrashAnswer, ProblemRecord
+from overview.controller import tick as controller
+from overview.evidence.sources.base import CrashAnswer, ProblemRecord
 
 # A Tuesday, so no test trips over the quiet weekend by accident.
 T0 = datetime(2026, 12, 1, 0, 0, tzinfo=UTC)

@@ -6,8 +6,8 @@ from datetime import timedelta
 
 import pytest
 
-from overview import apt_phasing
 from overview.models import Verdict
+from packages.domain import apt_phasing
 from packages.models import PhasingState
 from tests.factories import (
     NOW,

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from overview import apt_phasing
+from packages.domain import apt_phasing
 from tests.factories import PublicationFactory, ReleaseFactory, SourcePackageFactory
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("frozen_now")]

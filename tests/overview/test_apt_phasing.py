@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from overview.apt_phasing import (
+from packages.domain.apt_phasing import (
     Decision,
     decide,
     is_included,

@@ -8,7 +8,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from overview.models import ErrorBucket, Override, ProblemKind
-from overview.services.overrides import override_revoke
+from overview.triage.overrides import override_revoke
 from packages.models import SourcePackage
 from tests.factories import ErrorBucketFactory, SourcePackageFactory, UserFactory
 from tests.overview.services.overrides_fakes import create_override

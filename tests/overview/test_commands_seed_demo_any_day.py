@@ -9,7 +9,7 @@ import pytest
 import time_machine
 from django.core.management import call_command
 
-from overview import controller
+from overview.controller import tick as controller
 from packages.models import ACTIVE_STATES, PhasingEvent, Publication
 
 SMALL = ("--packages", "60", "--days", "2", "--step-hours", "6", "--baseline-days", "2")

@@ -23,7 +23,7 @@ def test_a_dry_run_prints_the_plan_and_changes_nothing(capsys, monkeypatch, cras
     publication_pause(
         publication=paused, actor=UserFactory(username="ana"), reason="asking upstream", now=T0
     )
-    monkeypatch.setattr("overview.controller.configured_crash_source", lambda: crashes)
+    monkeypatch.setattr("overview.controller.tick.configured_crash_source", lambda: crashes)
     call_command("phasing_tick", "--now", (T0 + 6 * HOURS).isoformat(), "--dry-run")
     out = capsys.readouterr().out
     assert f"{publication.source_package.name} {publication.version}: advance 10→20" in out
@@ -51,7 +51,7 @@ def test_a_dry_run_lists_updates_by_release_then_package(capsys, monkeypatch, cr
         PublicationFactory(
             release=release, source_package=SourcePackageFactory(name=name), last_increase_at=T0
         )
-    monkeypatch.setattr("overview.controller.configured_crash_source", lambda: crashes)
+    monkeypatch.setattr("overview.controller.tick.configured_crash_source", lambda: crashes)
 
     call_command("phasing_tick", "--now", (T0 + 6 * HOURS).isoformat(), "--dry-run")
 

@@ -13,9 +13,9 @@ import pytest
 from django.core import mail
 from django.db import connection, connections
 
-from overview import controller
+from overview.controller import tick as controller
+from overview.evidence.sources.base import CrashAnswer, ProblemRecord
 from overview.models import Notification
-from overview.sources.base import CrashAnswer, ProblemRecord
 from packages.models import EventKind, PhasingEvent, PhasingState, Publication
 from tests.factories import PersonFactory, PublicationFactory
 

@@ -8,11 +8,11 @@ import pytest
 from django.core import mail
 from django.db import connection
 
-from overview import controller
+from overview.controller import tick as controller
+from overview.evidence.sources.base import CrashAnswer
+from overview.evidence.sources.local import LocalCrashSource
 from overview.models import Notification
-from overview.sources.base import CrashAnswer
-from overview.sources.local import LocalCrashSource
-from packages.holds import HoldReason
+from packages.domain.holds import HoldReason
 from packages.models import EventKind, PhasingState, WriteBack
 from packages.services import (
     publication_pause,

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from django.core import mail
 
+from overview.evidence.sources.base import CrashAnswer, ProblemRecord
 from overview.models import Notification
-from overview.sources.base import CrashAnswer, ProblemRecord
-from packages.holds import HoldReason
+from packages.domain.holds import HoldReason
 from packages.models import EventKind, PhasingState, SourcePackage
 from tests.factories import PersonFactory, PublicationFactory, SourcePackageFactory
 from tests.overview.controller_fakes import HOURS, T0, new_bucket, tick
@@ -56,7 +56,7 @@ def test_a_halt_whose_email_cannot_be_rendered_still_halts_and_the_others_advanc
 def test_a_problem_the_database_refuses_holds_its_update_alone(crashes, monkeypatch):
     from django.db import DataError
 
-    from overview.services import problems
+    from overview.controller import problems
 
     poisoned = PublicationFactory(last_increase_at=T0, source_package=SourcePackageFactory(name="bad"))
     others = healthy()
@@ -112,7 +112,7 @@ def test_a_problem_the_source_cannot_describe_holds_its_update_and_says_why(cras
 def test_a_change_the_state_refuses_holds_that_update_and_the_others_are_changed(
     crashes, monkeypatch
 ):
-    from overview import controller
+    from overview.controller import tick as controller
     from packages.services.phasing import Change
 
     poisoned, *others = healthy(4)
@@ -157,7 +157,7 @@ def test_a_link_from_the_source_that_is_not_http_is_dropped_not_the_problem(cras
 
 
 def test_crash_data_unavailable_is_said_once(crashes):
-    from overview.sources.base import CrashDataUnavailable
+    from overview.evidence.sources.base import CrashDataUnavailable
 
     publication = PublicationFactory(last_increase_at=T0)
     crashes.failure = CrashDataUnavailable("crash data unavailable: tracker timeout")

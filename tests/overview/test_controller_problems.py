@@ -7,11 +7,11 @@ from datetime import timedelta
 import pytest
 from django.core import mail
 
+from overview.evidence.ingest import crash_reports_ingest
+from overview.evidence.sources.base import CrashAnswer, CrashReportRecord, ProblemRecord
+from overview.evidence.sources.local import LocalCrashSource
 from overview.models import Notification, Problem, ProblemKind
-from overview.services.ingest import crash_reports_ingest
-from overview.sources.base import CrashAnswer, CrashReportRecord, ProblemRecord
-from overview.sources.local import LocalCrashSource
-from packages.holds import HoldReason
+from packages.domain.holds import HoldReason
 from packages.models import EventKind, PhasingState
 from packages.services import (
     publication_pause,

@@ -11,13 +11,13 @@ from datetime import timedelta
 
 import pytest
 
+from overview.evidence.ingest import crash_reports_ingest
+from overview.evidence.sources.base import CrashAnswer, CrashReportRecord
+from overview.evidence.sources.local import LocalCrashSource
 from overview.models import Problem, ProblemKind
-from overview.services.ingest import crash_reports_ingest
-from overview.sources.base import CrashAnswer, CrashReportRecord
-from overview.sources.local import LocalCrashSource
-from packages.holds import HoldReason
+from packages.domain.holds import HoldReason
+from packages.domain.policy import UBUNTU
 from packages.models import PhasingState, SourceSync
-from packages.policy import UBUNTU
 from packages.services import publication_resume, release_freeze
 from tests.factories import (
     OverrideFactory,

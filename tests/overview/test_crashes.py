@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from overview.crashes import BucketCounts, Thresholds, crash_rate, fraction_of_day, new_buckets
+from overview.judges.ubuntu import (
+    BucketCounts,
+    Thresholds,
+    crash_rate,
+    fraction_of_day,
+    new_buckets,
+)
 
 NOON = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)
 

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
-from overview import exposure
+from overview.judges import exposure
 
 T0 = datetime(2026, 1, 5, tzinfo=UTC)
 RAMP = [min(100, 10 + 10 * (h // 6)) for h in range(60)]

@@ -12,14 +12,19 @@ from datetime import timedelta
 import pytest
 from django.core import mail
 
-from overview import crashes
+from overview.controller.notifications import notification_send
+from overview.evidence.ingest import crash_reports_ingest
+from overview.evidence.sources.base import (
+    INSTALL_FAILURE,
+    CrashQuery,
+    CrashReportRecord,
+    bucket_type,
+)
+from overview.evidence.sources.errortracker import ErrorTrackerSource
+from overview.evidence.sources.local import LocalCrashSource
+from overview.evidence.sources.simulator import SimulatedCrashFeed
+from overview.judges import ubuntu as crashes
 from overview.models import ErrorBucket, Notification, Problem, ProblemType
-from overview.services.ingest import crash_reports_ingest
-from overview.services.notifications import notification_send
-from overview.sources.base import INSTALL_FAILURE, CrashQuery, CrashReportRecord, bucket_type
-from overview.sources.errortracker import ErrorTrackerSource
-from overview.sources.local import LocalCrashSource
-from overview.sources.simulator import SimulatedCrashFeed
 from packages.models import PhasingState
 from packages.sources.simulator import Simulator
 from tests.factories import PersonFactory, PublicationFactory, SourcePackageFactory

@@ -12,13 +12,13 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.db.models import Sum
 
-from overview import controller
-from overview.judging_reads import busy_hours
+from overview.controller import tick as controller
+from overview.evidence.ingest import crash_reports_ingest
+from overview.evidence.sources.base import CrashReportRecord
+from overview.evidence.sources.local import LocalCrashSource
+from overview.judges.reads import busy_hours
 from overview.models import Assessment, HourlyCrashCount, Problem, ProblemKind, VersionSighting
-from overview.services.ingest import crash_reports_ingest
-from overview.sources.base import CrashReportRecord
-from overview.sources.local import LocalCrashSource
-from packages.holds import HoldReason
+from packages.domain.holds import HoldReason
 from packages.models import EventKind, PhasingState
 from tests.factories import PolicyFactory, PublicationFactory, SourcePackageFactory
 

@@ -15,7 +15,7 @@ def test_what_happens_next_says_a_resumed_update_with_a_problem_halts_at_the_nex
     anonymous, crashes
 ):
     """The outlook and the controller share one rule: no promised step the tick refuses."""
-    from overview.sources.base import CrashAnswer
+    from overview.evidence.sources.base import CrashAnswer
     from packages.services import publication_resume
     from tests.factories import UserFactory
     from tests.overview.controller_fakes import T0, new_bucket, tick

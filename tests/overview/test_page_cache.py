@@ -15,8 +15,8 @@ from django.db import connection
 from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
 
-from overview.page_cache import local_pages_forget
-from overview.services.overrides import override_create
+from overview.pages.page_cache import local_pages_forget
+from overview.triage.overrides import override_create
 from packages.services.rollouts import publication_pause
 from tests.factories import NOW, ProblemFactory, PublicationFactory, UserFactory
 

@@ -13,8 +13,8 @@ import math
 import numpy as np
 import pytest
 
-from overview import exposure
-from overview.sequential import Anchor, Hour, SequentialTest, Verdict, anchored
+from overview.judges import exposure
+from overview.judges.sequential import Anchor, Hour, SequentialTest, Verdict, anchored
 
 RAMP_HOURS = 54
 

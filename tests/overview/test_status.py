@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import pytest
 
-from overview.status import service_status
+from overview.monitoring.status import service_status
 from packages.models import SourceSync
 from tests.packages.services.sync_fakes import T0
 

@@ -8,7 +8,7 @@ import io
 import pytest
 
 from overview.models import Problem
-from overview.tables import spreadsheet_safe
+from overview.pages.tables import spreadsheet_safe
 from tests.factories import NOW, ErrorBucketFactory, PublicationFactory, SourcePackageFactory
 
 pytestmark = pytest.mark.django_db

@@ -11,7 +11,7 @@ from celery.contrib.testing.worker import start_worker
 from django.utils import timezone
 
 from overview import tasks
-from overview.sources.simulator import SimulatedCrashFeed
+from overview.evidence.sources.simulator import SimulatedCrashFeed
 from packages.models import PhasingEvent, PhasingState, SourceSync, WriteBack
 from packages.sources import simulated_archive
 from phasing_site.celery import app

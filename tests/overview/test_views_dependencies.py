@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from overview import apt_phasing
-from packages.holds import HoldReason
+from packages.domain import apt_phasing
+from packages.domain.holds import HoldReason
 from packages.models import PhasingState
 from tests.factories import PolicyFactory, PublicationFactory, ReleaseFactory, SourcePackageFactory
 

@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import pytest
 
-from overview import apt_phasing
+from packages.domain import apt_phasing
 from packages.models import PhasingState
 from tests.factories import NOW, PublicationFactory, ReleaseFactory, SourcePackageFactory
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from packages.changelog import MAX_BUGS, closed_bugs
+from packages.domain.changelog import MAX_BUGS, closed_bugs
 
 # An entry as Ubuntu's stable updates write them (systemd in noble-updates), a mention
 # wrapped over two lines, and a Debian bug that Launchpad does not close.

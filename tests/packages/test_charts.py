@@ -7,7 +7,7 @@ from xml.etree import ElementTree
 
 import pytest
 
-from packages.charts import (
+from packages.domain.charts import (
     HALT,
     LEFT,
     PAUSE,

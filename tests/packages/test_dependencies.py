@@ -7,7 +7,7 @@ import io
 import pytest
 from debian import deb822
 
-from packages.dependencies import (
+from packages.domain.dependencies import (
     Member,
     Relation,
     effective_share,

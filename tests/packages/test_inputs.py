@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from packages import inputs
+from packages.domain import inputs
 
 NOW = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)
 

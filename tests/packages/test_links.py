@@ -7,7 +7,7 @@ import hashlib
 import pytest
 from django.core import checks
 
-from overview.checks import link_templates_usable
+from overview.monitoring.checks import link_templates_usable
 from packages import links
 from tests.factories import PersonFactory, PublicationFactory, ReleaseFactory, SourcePackageFactory
 

@@ -73,7 +73,7 @@ def test_a_tick_s_records_name_the_tick_and_the_failing_source(json_lines, monke
     PublicationFactory()
     crashes = ScriptedCrashes()
     crashes.failure = RuntimeError("tracker down")
-    monkeypatch.setattr("overview.controller.configured_crash_source", lambda: crashes)
+    monkeypatch.setattr("overview.controller.tick.configured_crash_source", lambda: crashes)
 
     tasks.tick.apply(task_id="tick-42")
 

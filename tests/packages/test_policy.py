@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from packages import policy
-from packages.policy import (
+from packages.domain import policy
+from packages.domain.policy import (
     DEFAULT_RULES,
     Rules,
     in_quiet_weekend,

@@ -28,8 +28,8 @@ from django.urls import Resolver404, resolve
 from django.utils import timezone
 
 from overview.models import ErrorBucket, Override, ProblemKind
-from overview.services.overrides import ALL_VERSIONS, override_create
-from packages import inputs
+from overview.triage.overrides import ALL_VERSIONS, override_create
+from packages.domain import inputs
 from packages.models import SourcePackage
 
 

@@ -7,9 +7,9 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandParser
 from django.utils import timezone
 
-from overview.source_statuses import SourceStatus, source_status
-from overview.sources import crash_source
-from overview.sources.base import CrashQuery
+from overview.evidence.sources import crash_source
+from overview.evidence.sources.base import CrashQuery
+from overview.pages.source_statuses import SourceStatus, source_status
 from packages.models import ACTIVE_STATES, Publication, SourceSync
 from packages.services.source_status import source_write_permission_record
 from packages.sources import publication_source

@@ -5,9 +5,9 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandParser
 from tqdm import tqdm
 
+from overview.evidence.crash_sync import crashes_sync
+from overview.evidence.sources import crash_source
 from overview.management.commands.phasing_tick import aware
-from overview.services.crash_sync import crashes_sync
-from overview.sources import crash_source
 from packages.services.sync import publications_sync
 from packages.sources import publication_source
 

@@ -7,7 +7,7 @@ from datetime import datetime
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 
-from overview import controller
+from overview.controller import tick as controller
 
 
 def aware(value: str) -> datetime:

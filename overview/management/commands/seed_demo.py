@@ -19,13 +19,13 @@ from django.test.utils import override_settings
 from django.utils import timezone
 from tqdm import tqdm
 
-from overview import controller
+from overview.controller import tick as controller
+from overview.controller.notifications import notifications_sent_here
+from overview.evidence.crash_sync import crashes_sync
+from overview.evidence.sources.local import LocalCrashSource
+from overview.evidence.sources.simulator import SimulatedCrashFeed
 from overview.models import ProblemKind
-from overview.services.crash_sync import crashes_sync
-from overview.services.notifications import notifications_sent_here
-from overview.services.overrides import override_create
-from overview.sources.local import LocalCrashSource
-from overview.sources.simulator import SimulatedCrashFeed
+from overview.triage.overrides import override_create
 from packages.models import PhasingState, Publication, SourceSync
 from packages.roles import ARCHIVE_ADMINS, TRIAGERS
 from packages.services import publication_resume, write_back_deferred

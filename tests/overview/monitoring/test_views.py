@@ -9,7 +9,7 @@ import pytest
 from django.test import Client, override_settings
 
 from overview.models import Notification, ProblemKind
-from overview.services.runs import periodic_run_recorded
+from overview.monitoring.runs import periodic_run_recorded
 from packages.models import EventKind, PhasingState, WriteBack
 from tests.factories import (
     NOW,

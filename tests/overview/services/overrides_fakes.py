@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from overview.models import ProblemKind
-from overview.services.overrides import override_create
+from overview.triage.overrides import override_create
 from tests.factories import NOW, ErrorBucketFactory, SourcePackageFactory, UserFactory
 
 

@@ -7,9 +7,9 @@ from dataclasses import replace
 import pytest
 from django.db import connection
 
+from overview.evidence.ingest import crash_reports_ingest
+from overview.evidence.sources.base import CrashReportRecord
 from overview.models import BucketVersionStat, CrashCounter, CrashReport
-from overview.services.ingest import crash_reports_ingest
-from overview.sources.base import CrashReportRecord
 from packages.services import bulk
 from packages.services.sync import publications_sync
 from tests.packages.services.sync_fakes import T0, ListSource, record
@@ -108,7 +108,7 @@ def test_one_bad_record_is_skipped_alone_and_the_rest_of_its_batch_is_kept(poiso
 def test_a_record_the_database_refuses_is_skipped_alone_even_if_no_check_foresaw_it(
     monkeypatch, caplog
 ):
-    from overview.services import ingest
+    from overview.evidence import ingest
 
     if connection.vendor != "postgresql":
         pytest.skip("SQLite stores a NUL byte: there is nothing for it to refuse")

@@ -13,14 +13,14 @@ import pytest
 from django.core import mail
 from django.core.mail import EmailMessage
 
-from overview.models import Notification
-from overview.services import notifications
-from overview.services.notifications import (
+from overview.controller import notifications
+from overview.controller.notifications import (
     CLAIM_LEASE,
     halt_notifications_create,
     notification_send,
     notifications_send_pending,
 )
+from overview.models import Notification
 from packages.models import EventKind, PhasingState, SourceSync
 from tests.factories import (
     NOW,

@@ -8,7 +8,7 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from overview.models import Override, ProblemKind
-from overview.services.overrides import override_revoke
+from overview.triage.overrides import override_revoke
 from tests.factories import NOW, ErrorBucketFactory, UserFactory
 from tests.overview.services.overrides_fakes import create_override
 

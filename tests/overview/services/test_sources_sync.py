@@ -7,8 +7,8 @@ from datetime import timedelta
 
 import pytest
 
-from overview.services import sources_sync as syncing
-from overview.status import service_status
+from overview.evidence import sources_sync as syncing
+from overview.monitoring.status import service_status
 from packages.models import Lease, SourceSync
 from packages.services.leases import Held, lease_acquire
 from tests.overview.controller_fakes import ScriptedCrashes

@@ -6,20 +6,20 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from overview import controller
+from overview.controller import tick as controller
+from overview.evidence.sources import crash_source
+from overview.evidence.sources.base import CrashAnswer
+from overview.evidence.sources.errortracker import ErrorTrackerSource
 from overview.models import Problem
-from overview.sources import crash_source
-from overview.sources.base import CrashAnswer
-from overview.sources.errortracker import ErrorTrackerSource
-from packages.holds import HoldReason
+from packages.domain.holds import HoldReason
 from packages.models import PhasingState, Publication, SourceSync, WriteBack
 from packages.services.sync import publications_sync
 from packages.services.writeback import percentages_write_back
 from packages.sources import publication_source
-from packages.sources.apt_archive import AptArchiveSource
-from packages.sources.apt_writer import write_archive
+from packages.sources.apt.archive import AptArchiveSource
+from packages.sources.apt.writer import write_archive
 from packages.sources.base import PublicationRecord
-from packages.sources.launchpad import LaunchpadSource
+from packages.sources.launchpad.source import LaunchpadSource
 from tests.factories import PublicationFactory
 from tests.fake_http import FakeHTTPServer, Reply
 

@@ -7,8 +7,8 @@ from datetime import timedelta
 
 import pytest
 
+from overview.evidence.sources.base import CrashAnswer
 from overview.models import Notification
-from overview.sources.base import CrashAnswer
 from packages.models import PhasingState, Publication, WriteBack
 from packages.services.sync import publications_sync
 from packages.services.writeback import percentages_write_back

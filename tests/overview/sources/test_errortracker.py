@@ -24,8 +24,8 @@ from urllib.parse import quote
 
 import pytest
 
-from overview.sources.base import CrashAnswer, CrashQuery, CrashSource, ProblemRecord
-from overview.sources.errortracker import ErrorTrackerSource, release_names_from_versions
+from overview.evidence.sources.base import CrashAnswer, CrashQuery, CrashSource, ProblemRecord
+from overview.evidence.sources.errortracker import ErrorTrackerSource, release_names_from_versions
 from tests.fake_http import FakeHTTPServer, Reply
 
 NOW = datetime(2025, 6, 3, 14, 30, tzinfo=UTC)

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from overview.sources.base import CrashAnswer, CrashQuery, ProblemRecord
-from packages.holds import HoldReason
+from overview.evidence.sources.base import CrashAnswer, CrashQuery, ProblemRecord
+from packages.domain.holds import HoldReason
 from packages.models import PhasingState, Policy, UnknownVersion
 from tests.factories import PublicationFactory
 from tests.fake_http import Reply

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from overview.sources.simulator import SimulatedCrashFeed
+from overview.evidence.sources.simulator import SimulatedCrashFeed
 from packages.sources.simulator import Simulator
 
 NOW = datetime(2026, 12, 3, 7, 0, tzinfo=UTC)

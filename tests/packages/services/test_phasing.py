@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 from django.core.exceptions import ValidationError
 
-from packages import policy
+from packages.domain import policy
 from packages.models import EventKind, PhasingEvent, PhasingState, Policy, WriteBack
 from packages.selectors import policies_by_scope
 from packages.services import (

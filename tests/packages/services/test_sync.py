@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import pytest
 
-from packages.dependencies import Relation
+from packages.domain.dependencies import Relation
 from packages.models import ArchiveStatus, EventKind, PhasingState, Pocket, Publication, SourceSync
 from packages.services.sync import publications_sync, publications_sync_since_last
 from packages.sources.simulator import Simulator

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from packages.sources.apt_writer import (
+from packages.sources.apt.writer import (
     file_hashes,
     format_release_date,
     release_text,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from urllib.parse import unquote
 
-from packages.sources.launchpad import REDACTED, LaunchpadSource
+from packages.sources.launchpad.source import REDACTED, LaunchpadSource
 from tests.fake_http import FakeHTTPServer, Reply
 
 NOW = datetime(2025, 6, 3, 12, 0, tzinfo=UTC)

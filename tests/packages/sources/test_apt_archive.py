@@ -12,8 +12,8 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from packages.sources.apt_archive import AptArchiveSource
-from packages.sources.apt_writer import (
+from packages.sources.apt.archive import AptArchiveSource
+from packages.sources.apt.writer import (
     write_archive,
 )
 from packages.sources.base import PublicationSource, SourceError
@@ -159,7 +159,7 @@ def test_an_odd_percentage_is_read_as_apt_reads_it_and_never_drops_the_source(
         f"Package: odd\nVersion: 1.0-1\nArchitecture: amd64\nPhased-Update-Percentage: {value}\n\n"
         "Package: fine\nVersion: 2.0-1\nArchitecture: amd64\nPhased-Update-Percentage: 40\n",
     )
-    with caplog.at_level(logging.WARNING, logger="packages.sources.apt_archive"):
+    with caplog.at_level(logging.WARNING, logger="packages.sources.apt.archive"):
         records = list(
             AptArchiveSource(location=str(tmp_path)).publications(
                 release="noble", since=None, now=NOW

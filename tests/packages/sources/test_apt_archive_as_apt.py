@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from overview.apt_phasing import decide
+from packages.domain.apt_phasing import decide
 from packages.sources import publication_source
-from packages.sources.apt_archive import AptArchiveSource
-from packages.sources.apt_writer import write_archive
+from packages.sources.apt.archive import AptArchiveSource
+from packages.sources.apt.writer import write_archive
 from tests.apt_harness import AptRow, AptSandbox, apt_available
 from tests.packages.sources.apt_archive_fakes import NOW, by_source, hand_archive, noble, record
 
@@ -222,7 +222,7 @@ KILLED_WRITER = """
 import os, sys
 from pathlib import Path
 from packages.sources import publication_source
-from packages.sources.apt_archive import AptArchiveSource
+from packages.sources.apt.archive import AptArchiveSource
 real = os.replace
 def die_at_release(src, dst):
     if Path(dst).name == "Release":

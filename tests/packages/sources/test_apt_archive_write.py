@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 from debian import deb822
 
-from overview.apt_phasing import decide
-from packages.sources import apt_writer
-from packages.sources.apt_archive import AptArchiveSource
-from packages.sources.apt_reader import parse_release_date
-from packages.sources.apt_writer import (
+from packages.domain.apt_phasing import decide
+from packages.sources.apt import writer as apt_writer
+from packages.sources.apt.archive import AptArchiveSource
+from packages.sources.apt.reader import parse_release_date
+from packages.sources.apt.writer import (
     write_archive,
 )
 from tests.apt_harness import AptHarnessError, AptRow, AptSandbox, apt_available

@@ -8,7 +8,7 @@ from datetime import timedelta
 
 import pytest
 
-from packages import changelog
+from packages.domain import changelog
 from packages.sources.base import BinaryPercentage, Watch
 from tests.packages.sources.fake_launchpad import DDEB_REFUSAL, FakeLaunchpad
 from tests.packages.sources.launchpad_fakes import ARCHIVE, CREDENTIALS, make_source

@@ -9,9 +9,9 @@ from http.server import ThreadingHTTPServer
 
 import pytest
 
-from packages.dependencies import Relation
-from packages.sources.apt_archive import AptArchiveSource
-from packages.sources.apt_relations import AptRelations
+from packages.domain.dependencies import Relation
+from packages.sources.apt.archive import AptArchiveSource
+from packages.sources.apt.relations import AptRelations
 from tests.packages.sources.apt_archive_fakes import NOW, hand_archive
 from tests.packages.sources.launchpad_fakes import make_source, serve_hello
 from tests.packages.sources.test_apt_archive import QuietHandler

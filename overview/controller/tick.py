@@ -1,0 +1,424 @@
+"""The phasing controller: one tick advances, holds or halts every update in phasing.
+
+The rules are those of docs/design.md ("The controller"), in this order for each
+publication in phasing, paused or halted:
+
+1. Crash data could not be fetched: hold, record since when. Never advance blind.
+2. A problem that no live override covers: dial to 0%, halt, email signer, uploader
+   and sponsor once.
+3. Paused by a person, or halted: hold. Only a person lifts either.
+4. Release frozen: hold.
+5. Policy: one step when the last increase is at least one interval old (one step per
+   tick, so catching up after downtime never jumps), unless the policy wants more data
+   first, holds at a gate while the evidence is insufficient, or the quiet weekend
+   forbids reaching 100%.
+6. At 100%: complete.
+
+Problems come from the crash source (a bucket new in this version, by Ubuntu's rule) and
+from the policy's judge of the crash rate: Ubuntu's rules as the source applies them, or
+the sequential test over the crash data held locally (overview.judges.pipeline), which also gives
+every update a verdict and its evidence (overview.judges.verdicts), written each tick.
+
+Crash data is fetched before the transaction (it may be HTTP); the decisions are taken
+and written in one short transaction over rows locked with SELECT ... FOR UPDATE, so a
+second tick at the same time waits, then sees the first one's result and does nothing
+twice. The number of queries does not grow with the number of publications.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from enum import StrEnum
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from overview.controller import together
+from overview.controller.assessments import assessments_record
+from overview.controller.halting import halting_problems
+from overview.controller.notifications import halt_notifications_create
+from overview.controller.problems import problems_record_each
+from overview.evidence.sources import crash_source as configured_crash_source
+from overview.evidence.sources.base import (
+    CrashAnswer,
+    CrashQuery,
+    CrashSource,
+    checked,
+    unavailable,
+)
+from overview.judges import pipeline as judging
+from overview.judges import verdicts
+from overview.models import Problem, Verdict
+from packages.domain import policy as policy_rules
+from packages.domain.holds import HoldReason, hold_words
+from packages.models import (
+    ACTIVE_STATES,
+    EventKind,
+    PhasingState,
+    Pocket,
+    Publication,
+    UnknownVersion,
+)
+from packages.selectors import policies_by_scope
+from packages.services.phasing import (
+    HOLD_FIELDS,
+    Change,
+    publications_apply,
+    publications_hold,
+)
+
+log = logging.getLogger(__name__)
+
+
+class Action(StrEnum):
+    ADVANCE = "advance"
+    COMPLETE = "complete"
+    HALT = "halt"
+    HOLD = "hold"
+
+
+@dataclass(frozen=True)
+class Decision:
+    publication_id: int
+    label: str
+    action: Action
+    detail: str
+    old_percentage: int
+    new_percentage: int
+    hold_reason: str = ""
+
+    def __str__(self) -> str:
+        if self.action in (Action.ADVANCE, Action.COMPLETE):
+            return f"{self.label}: {self.action} {self.old_percentage}→{self.new_percentage} ({self.detail})"
+        return f"{self.label}: {self.action}: {self.detail}"
+
+
+def _label(publication: Publication) -> str:
+    return f"{publication.release.codename} {publication.source_package.name} {publication.version}"
+
+
+def _query(publication: Publication) -> CrashQuery:
+    # A halted update still runs on the machines that took it before the halt: its crash
+    # rate is scaled by that share, never by 0% (packages.models.percentage_before_halt).
+    share = publication.phased_update_percentage
+    if publication.state == PhasingState.HALTED and publication.percentage_before_halt:
+        share = publication.percentage_before_halt
+    return CrashQuery(
+        release=publication.release.codename,
+        source_package=publication.source_package.name,
+        version=publication.version,
+        previous_version=publication.previous_version,
+        percentage=share,
+        date_published=publication.date_published,
+    )
+
+
+def _fetch_answers(
+    source: CrashSource, queries: list[CrashQuery], now: datetime
+) -> dict[CrashQuery, CrashAnswer]:
+    try:
+        answers = source.problems(queries, now=now)
+    except Exception as exc:  # one broken source must not stop the tick: every update holds
+        name = getattr(source, "name", source)
+        log.exception("crash source %s failed", name, extra={"source": name})
+        return {q: unavailable(exc) for q in queries}
+    return {q: checked(answers.get(q) or unavailable("no answer")) for q in queries}
+
+
+def tick(
+    *,
+    now: datetime | None = None,
+    dry_run: bool = False,
+    crash_source: CrashSource | None = None,
+) -> list[Decision]:
+    """Run one controller tick at `now`; with dry_run, decide and report but change nothing."""
+    # Days, "today" and the quiet weekend are UTC, whatever offset the caller used.
+    now = (now or timezone.now()).astimezone(UTC)
+    source = crash_source or configured_crash_source()
+    candidates = list(
+        Publication.objects.filter(state__in=ACTIVE_STATES, pocket=Pocket.UPDATES).select_related(
+            "release", "source_package"
+        )
+    )
+    queries = {p.pk: _query(p) for p in candidates}
+    answers = _fetch_answers(source, list(dict.fromkeys(queries.values())), now)
+    judgements = verdicts.judgements_of(candidates, source, now)
+    needs = together.tick_needs(candidates)
+
+    with transaction.atomic():
+        locked = list(
+            Publication.objects.select_for_update(of=("self",))
+            .filter(pk__in=queries, state__in=ACTIVE_STATES)
+            .select_related("release", "source_package", "signer", "uploader", "sponsor")
+            .defer("binaries")  # never read by a tick; the largest column
+            .order_by("pk")
+        )
+        decisions = _decide_all(locked, queries, answers, judgements, needs, now=now)
+        if dry_run:
+            transaction.set_rollback(True)
+    return decisions
+
+
+def _decide_all(
+    publications: list[Publication],
+    queries: dict[int, CrashQuery],
+    answers: dict[CrashQuery, CrashAnswer],
+    judgements: dict[int, judging.Judgement],
+    needs: dict[int, list[together.Need]],
+    *,
+    now: datetime,
+) -> list[Decision]:
+    policies = policies_by_scope()
+    rules_of = {p.pk: policy_rules.resolve_for(policies, p) for p in publications}
+    judged = {
+        p.pk: verdicts.rate_answer(answers[queries[p.pk]], rules_of[p.pk], judgements.get(p.pk))
+        for p in publications
+        if p.pk in queries
+    }
+    problems, unrecorded = problems_record_each(
+        {pk: answer.problems for pk, answer in judged.items() if not answer.error}, now=now
+    )
+
+    decisions: dict[int, Decision] = {}
+    changes: list[tuple[Publication, Change]] = []
+    holds: list[Publication] = []
+    assessed = []
+    for publication in publications:
+        loaded = _hold_fields(publication)
+        answer = judged.get(publication.pk) or CrashAnswer(error="not queried")
+        rules = rules_of[publication.pk]
+        judgement = judgements.get(publication.pk)
+        found = problems.get(publication.pk, [])
+        verdict, evidence = verdicts.verdict_of(rules=rules, judgement=judgement, problems=found)
+        try:
+            if publication.pk in unrecorded:
+                raise unrecorded[publication.pk]
+            decision, change, _ = _decide(
+                publication, rules, answer, found, (verdict, evidence), now
+            )
+        except Exception as exc:  # one broken publication never stops the tick for the others
+            log.exception(
+                "controller could not decide for %s",
+                _label(publication),
+                extra={"publication": _label(publication)},
+            )
+            decisions[publication.pk] = _failed(publication, exc)
+            holds.append(publication)
+            continue
+        decisions[publication.pk] = decision
+        if not answer.error:
+            assessed.append(
+                verdicts.assessment_row(
+                    publication,
+                    rules=rules,
+                    judgement=judgement,
+                    verdict=verdict,
+                    evidence=evidence,
+                    halted=decision.action == Action.HALT
+                    or publication.state == PhasingState.HALTED,
+                    averted_days=settings.PHASING_AVERTED_DAYS,
+                    now=now,
+                )
+            )
+        if change is not None:
+            changes.append((publication, change))
+        elif _hold_fields(publication) != loaded:
+            holds.append(publication)
+
+    _hold_together(publications, changes, holds, decisions, needs, rules_of)
+
+    def refused(publication: Publication, exc: Exception) -> None:
+        log.warning("controller could not change %s: %s", _label(publication), exc)
+        decisions[publication.pk] = _failed(publication, exc)
+        holds.append(publication)
+
+    events = publications_apply(changes, now=now, on_error=refused)
+    publications_hold(holds)
+    assessments_record(assessed)
+    halted = [(e.publication, e) for e in events if e.kind == EventKind.HALTED]
+    halt_notifications_create(halted, now=now)
+    return list(decisions.values())
+
+
+def _hold_together(
+    publications: list[Publication],
+    changes: list[tuple[Publication, Change]],
+    holds: list[Publication],
+    decisions: dict[int, Decision],
+    needs: dict[int, list[together.Need]],
+    rules_of: dict[int, policy_rules.Rules],
+) -> None:
+    """Cap what this tick raises at what the updates it needs reach (overview.controller.together);
+    `changes`, `holds` and `decisions` are changed in place."""
+    if not needs:
+        return
+    before = {p.pk: c for p, c in changes}
+    capped, held = together.cap(publications, changes, needs, rules_of)
+    by_pk = {p.pk: p for p in publications}
+    for pk, (_, detail) in held.items():
+        decisions[pk] = _hold(by_pk[pk], HoldReason.DEPENDENCY, detail)[0]
+        holds.append(by_pk[pk])
+    for publication, change in capped:
+        if change is not before[publication.pk]:
+            old = decisions[publication.pk]
+            decisions[publication.pk] = replace(
+                old,
+                action=Action.COMPLETE if change.kind == EventKind.COMPLETED else Action.ADVANCE,
+                new_percentage=change.percentage or old.new_percentage,
+                detail=change.reason,
+            )
+    changes[:] = capped
+
+
+def _failed(publication: Publication, exc: Exception) -> Decision:
+    return _hold(publication, HoldReason.CONTROLLER_ERROR, f"{type(exc).__name__}: {exc}")[0]
+
+
+def _hold_fields(publication: Publication) -> tuple[object, ...]:
+    return tuple(getattr(publication, name) for name in HOLD_FIELDS)
+
+
+def _hold(
+    publication: Publication, reason: str, detail: str
+) -> tuple[Decision, None, list[Problem]]:
+    publication.hold_reason, publication.hold_detail = reason, detail[:500]
+    decision = Decision(
+        publication.pk,
+        _label(publication),
+        Action.HOLD,
+        hold_words(reason, detail),
+        publication.phased_update_percentage,
+        publication.phased_update_percentage,
+        reason,
+    )
+    return decision, None, []
+
+
+def _decide(
+    publication: Publication,
+    rules: policy_rules.Rules,
+    answer: CrashAnswer,
+    problems: list[Problem],
+    verdict: tuple[str, str],
+    now: datetime,
+) -> tuple[Decision, Change | None, list[Problem]]:
+    percentage = publication.phased_update_percentage
+
+    # A version the error tracker does not know (a 404, which lasts): the policy holds it,
+    # or judges it on the reports held here (the answer then carries those).
+    if answer.unknown_version and rules.unknown_version != UnknownVersion.LOCAL:
+        publication.crash_data_unavailable_since = None
+        if publication.state != PhasingState.PHASING:
+            return _hold(
+                publication, publication.hold_reason or HoldReason.PROBLEMS, publication.hold_detail
+            )
+        return _hold(publication, HoldReason.UNKNOWN_VERSION, answer.unknown_version)
+
+    if answer.error:
+        publication.crash_data_unavailable_since = publication.crash_data_unavailable_since or now
+        since = publication.crash_data_unavailable_since
+        if publication.state != PhasingState.PHASING:
+            # A person's pause or a halt keeps its own reason; the outage only adds "since".
+            return _hold(
+                publication, publication.hold_reason or HoldReason.PROBLEMS, publication.hold_detail
+            )
+        return _hold(
+            publication,
+            HoldReason.CRASH_DATA_UNAVAILABLE,
+            f"{answer.error} (since {since:%Y-%m-%d %H:%M} UTC)",
+        )
+    publication.crash_data_unavailable_since = None
+
+    blocking = halting_problems(publication.state, problems)
+    if blocking:
+        reason = "; ".join(verdicts.describe_problem(p) for p in blocking)
+        decision = Decision(
+            publication.pk,
+            _label(publication),
+            Action.HALT,
+            reason,
+            percentage,
+            0,
+            HoldReason.PROBLEMS,
+        )
+        return decision, Change.halted(reason=reason, by_person=False), blocking
+
+    if publication.state == PhasingState.PAUSED:
+        return _hold(
+            publication, HoldReason.PAUSED, publication.hold_detail or "paused by a person"
+        )
+    if publication.state == PhasingState.HALTED:
+        reason = publication.hold_reason or HoldReason.PROBLEMS
+        return _hold(publication, reason, publication.hold_detail)
+    if publication.release.frozen:
+        return _hold(publication, HoldReason.RELEASE_FROZEN, publication.release.frozen_reason)
+
+    target = policy_rules.next_percentage(rules, percentage)
+    if target is None:
+        if percentage >= policy_rules.FULL:
+            return (
+                Decision(
+                    publication.pk,
+                    _label(publication),
+                    Action.COMPLETE,
+                    "at 100%",
+                    percentage,
+                    percentage,
+                ),
+                Change.completed(),
+                [],
+            )
+        return _hold(
+            publication, HoldReason.WAITING, f"at the policy's ceiling of {rules.ceiling}%"
+        )
+    last = publication.last_increase_at or publication.date_published
+    due = last + rules.interval
+    if now < due:
+        return _hold(publication, HoldReason.WAITING, f"→ {target}% at {due:%Y-%m-%d %H:%M} UTC")
+    if rules.min_time_at_percentage and now - last < rules.min_time_at_percentage:
+        return _hold(
+            publication,
+            HoldReason.NOT_ENOUGH_DATA,
+            f"less than {rules.min_time_at_percentage} at {percentage}%",
+        )
+    # None: the source cannot count them (the error tracker), so the rule cannot apply.
+    if (
+        rules.min_previous_reports
+        and answer.previous_reports is not None
+        and answer.previous_reports < rules.min_previous_reports
+    ):
+        return _hold(
+            publication,
+            HoldReason.NOT_ENOUGH_DATA,
+            f"{answer.previous_reports or 0} reports of {publication.previous_version or 'the previous version'}, "
+            f"policy wants {rules.min_previous_reports} to compare with",
+        )
+    gate = rules.insufficient_gate
+    if (
+        gate is not None
+        and percentage >= gate
+        and verdict[0] == Verdict.INSUFFICIENT
+        and now - last < rules.insufficient_max_hold
+    ):
+        until = last + rules.insufficient_max_hold
+        return _hold(
+            publication,
+            HoldReason.NOT_ENOUGH_DATA,
+            f"{verdict[1]}; the policy holds at {gate}% until the verdict is healthy, "
+            f"at most until {until:%Y-%m-%d %H:%M} UTC",
+        )
+    if rules.quiet_weekend and target >= policy_rules.FULL and policy_rules.in_quiet_weekend(now):
+        return _hold(publication, HoldReason.QUIET_WEEKEND, "100% waits until Monday 12:00 UTC")
+
+    overridden = [p for p in problems if p.is_overridden]
+    detail = "no problems" if not overridden else f"{len(overridden)} overridden problem(s)"
+    change = Change.advanced(old=percentage, new=target, why=detail)
+    action = Action.COMPLETE if change.kind == EventKind.COMPLETED else Action.ADVANCE
+    return (
+        Decision(publication.pk, _label(publication), action, detail, percentage, target),
+        change,
+        [],
+    )

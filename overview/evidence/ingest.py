@@ -1,0 +1,351 @@
+"""Crash reports from a crash source into the database, in bulk, with the counters the
+judges read (daily counts, reports and distinct systems per bucket and version)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from itertools import islice
+
+from django.db import DatabaseError, connection, transaction
+from django.db.models.constants import OnConflict
+from django.utils import timezone
+
+from overview.evidence.counters import hour_of, judging_counts_recount
+from overview.evidence.ingest_postgres import ingest_batch_copy, install_failure_buckets
+from overview.evidence.sources.base import CrashReportRecord, bucket_type
+from overview.models import (
+    BucketVersionStat,
+    CrashCounter,
+    CrashReport,
+    ErrorBucket,
+)
+from packages.domain import inputs
+from packages.models import Release, SourcePackage
+from packages.services import bulk
+from packages.services.bulk import ids_for_names
+
+log = logging.getLogger(__name__)
+
+BATCH = 5000
+
+
+@dataclass
+class IngestSummary:
+    received: int = 0
+    inserted: int = 0
+    duplicates: int = 0
+    skipped: int = 0
+    errors: list[str] = field(default_factory=list)
+
+    def skip(self, name: str, why: str) -> None:
+        """Count and log a record left out, naming it; the first few are kept for the pages."""
+        self.skipped += 1
+        if len(self.errors) < 20:
+            self.errors.append(f"skipped crash report {name}: {why}")
+        log.warning("skipped crash report %s: %s", name, why)
+
+
+def _valid(record: CrashReportRecord, releases: dict[str, int], *, now: datetime) -> str:
+    """Why a record cannot be kept, or '' when it can: each field as its column stores it.
+
+    The function name and the system id are cut to their columns, as before (a longer
+    hash still names the same system); anything else that does not fit is refused.
+    """
+    if not isinstance(record, CrashReportRecord):
+        return "not a crash report record"
+    if record.release not in releases:
+        return f"unknown release {record.release!r:.60}"
+    return inputs.first_problem(
+        {
+            "external_id": inputs.text_problem(record.external_id, max_length=100, required=True),
+            "signature": inputs.text_problem(record.signature, max_length=1000, required=True),
+            "source_package": inputs.source_name_problem(record.source_package),
+            "version": inputs.version_problem(record.version),
+            "system_id": inputs.text_problem(record.system_id, required=True),
+            "architecture": inputs.text_problem(record.architecture, max_length=20),
+            "reported_at": inputs.moment_problem(record.reported_at, now=now),
+            "stack_trace": inputs.text_problem(record.stack_trace),
+            "function": inputs.text_problem(record.function),
+            "web_link": inputs.text_problem(record.web_link, max_length=1000),
+            "environment": inputs.json_problem(record.environment),
+            "package_versions": inputs.json_problem(record.package_versions),
+            "problem_type": inputs.text_problem(record.problem_type, max_length=40),
+        }
+    )
+
+
+def _safe_link(record: CrashReportRecord) -> CrashReportRecord:
+    """A link that is not http(s) is dropped, not followed: the report itself is kept."""
+    if record.web_link and not inputs.is_safe_link(record.web_link):
+        log.warning(
+            "crash report %r: dropped a link that is not http(s): %r",
+            record.external_id,
+            record.web_link[:100],
+        )
+        return replace(record, web_link="")
+    return record
+
+
+def crash_reports_ingest(
+    records: Iterable[CrashReportRecord],
+    *,
+    progress: Callable[[int], None] | None = None,
+    now: datetime | None = None,
+) -> IngestSummary:
+    """Store reports (skipping known ones) and bring buckets and daily counters up to date.
+
+    Safe to re-run over the same records: external ids are unique, counters are
+    recounted from the stored reports rather than incremented.
+    """
+    summary = IngestSummary()
+    now = now or timezone.now()
+    releases = dict(Release.objects.values_list("codename", "id"))
+    iterator = iter(records)
+    while batch := list(islice(iterator, BATCH)):
+        summary.received += len(batch)
+        kept = []
+        for record in batch:
+            why = _valid(record, releases, now=now)
+            if why:
+                summary.skip(f"{getattr(record, 'external_id', '?')!r:.120}", why)
+                continue
+            kept.append(_safe_link(record))
+        skipped_before = summary.skipped
+        inserted = _ingest_batch_or_each(kept, releases, summary)
+        summary.inserted += inserted
+        summary.duplicates += len(kept) - inserted - (summary.skipped - skipped_before)
+        if progress:
+            progress(len(batch))
+    return summary
+
+
+def _ingest_batch_or_each(
+    records: Sequence[CrashReportRecord], releases: dict[str, int], summary: IngestSummary
+) -> int:
+    """The batch in one go; if the database refuses it, each record alone, so a record
+    that no check foresaw is skipped by itself and the reports beside it are kept."""
+    try:
+        return _ingest_batch(records, releases)
+    except DatabaseError as error:
+        log.warning("a crash batch failed (%s); storing its %d reports one by one", error, len(records))
+    inserted = 0
+    for record in records:
+        try:
+            inserted += _ingest_batch([record], releases)
+        except DatabaseError as error:
+            summary.skip(f"{record.external_id!r:.120}", f"the database refused it: {error}")
+    return inserted
+
+
+def _ingest_batch(records: Sequence[CrashReportRecord], releases: dict[str, int]) -> int:
+    if not records:
+        return 0
+    if bulk.uses_postgresql():
+        fresh = list({r.external_id: r for r in records}.values())
+        with transaction.atomic():
+            packages = ids_for_names(SourcePackage, "name", {r.source_package for r in fresh})
+            buckets = _buckets_for(fresh, packages)
+            return ingest_batch_copy(fresh, releases=releases, packages=packages, buckets=buckets)
+    with transaction.atomic():
+        known = set(
+            CrashReport.objects.filter(
+                external_id__in=[r.external_id for r in records]
+            ).values_list("external_id", flat=True)
+        )
+        fresh = list({r.external_id: r for r in records if r.external_id not in known}.values())
+        if not fresh:
+            return 0
+        packages = ids_for_names(SourcePackage, "name", {r.source_package for r in fresh})
+        buckets = _buckets_for(fresh, packages)
+        _insert_reports(fresh, releases=releases, packages=packages, buckets=buckets)
+        _recount(fresh, releases, packages, buckets)
+        failing = install_failure_buckets(fresh, buckets)
+        judging_counts_recount(
+            (releases[r.release], packages[r.source_package], r.version, hour_of(r.reported_at))
+            for r in fresh
+            if not r.automated_testing
+            and not r.from_proposed
+            and buckets[r.signature] not in failing
+        )
+        _touch_buckets(fresh, buckets)
+    return len(fresh)
+
+
+_COLUMNS = (
+    "bucket_id",
+    "source_package_id",
+    "version",
+    "release_id",
+    "architecture",
+    "reported_at",
+    "system_id",
+    "stack_trace",
+    "environment",
+    "package_versions",
+    "from_proposed",
+    "automated_testing",
+    "external_id",
+)
+
+
+def _insert_reports(
+    fresh: Sequence[CrashReportRecord],
+    *,
+    releases: dict[str, int],
+    packages: dict[str, int],
+    buckets: dict[str, int],
+) -> None:
+    """One prepared INSERT run for every row (INSERT OR IGNORE on SQLite): building a
+    model instance and compiling a statement per batch cost more than the database's own
+    work."""
+    adapt = connection.ops.adapt_datetimefield_value
+    rows = [
+        (
+            buckets[r.signature],
+            packages[r.source_package],
+            r.version,
+            releases[r.release],
+            r.architecture[:20],
+            adapt(r.reported_at),
+            r.system_id[:64],
+            r.stack_trace,
+            json.dumps(r.environment),
+            json.dumps(r.package_versions),
+            r.from_proposed,
+            r.automated_testing,
+            r.external_id,
+        )
+        for r in fresh
+    ]
+    ops = connection.ops
+    insert = ops.insert_statement(on_conflict=OnConflict.IGNORE)
+    conflict = ops.on_conflict_suffix_sql([], OnConflict.IGNORE, [], []) or ""
+    table = ops.quote_name(CrashReport._meta.db_table)
+    placeholders = ", ".join(["%s"] * len(_COLUMNS))
+    with connection.cursor() as cursor:
+        cursor.executemany(
+            f"{insert} {table} ({', '.join(_COLUMNS)}) VALUES ({placeholders}) {conflict}", rows
+        )
+
+
+def _buckets_for(records: Sequence[CrashReportRecord], packages: dict[str, int]) -> dict[str, int]:
+    firsts: dict[str, CrashReportRecord] = {}
+    for record in records:
+        firsts.setdefault(record.signature, record)
+    known = dict(ErrorBucket.objects.filter(signature__in=firsts).values_list("signature", "id"))
+    if len(known) == len(firsts):
+        return known  # the usual case: crashes land in buckets already known
+    for signature in known:
+        del firsts[signature]
+    ErrorBucket.objects.bulk_create(
+        [
+            ErrorBucket(
+                signature=signature,
+                function=record.function[:500],
+                web_link=record.web_link,
+                source_package_id=packages[record.source_package],
+                retrace_failed=record.retrace_failed,
+                problem_type=bucket_type(record.problem_type, record.signature),
+                first_seen=record.reported_at,
+                last_seen=record.reported_at,
+            )
+            for signature, record in firsts.items()
+        ],
+        ignore_conflicts=True,
+        batch_size=1000,
+    )
+    known.update(ErrorBucket.objects.filter(signature__in=firsts).values_list("signature", "id"))
+    return known
+
+
+def _recount(
+    records: Sequence[CrashReportRecord],
+    releases: dict[str, int],
+    packages: dict[str, int],
+    buckets: dict[str, int],
+) -> None:
+    """Daily counters and per-bucket statistics, as the error tracker keeps them.
+
+    Reports from automated testing and from -proposed never count; package install
+    failures count in their buckets' statistics (the new-bucket rule) but not in the daily
+    crash counts (the rate): they are judged as install failures, not as crashes. Daily counts grow by
+    exactly the reports this batch stored (the caller stored only the ones not known
+    before, in this transaction), so they are added; distinct systems cannot be added
+    up, so the touched bucket statistics are recounted from the index that holds them.
+    Plain SQL that SQLite and PostgreSQL both read, each statement prepared once.
+    """
+    counted = [r for r in records if not r.automated_testing and not r.from_proposed]
+    if not counted:
+        return
+    failing = install_failure_buckets(counted, buckets)
+    days = Counter(
+        (
+            releases[r.release],
+            packages[r.source_package],
+            r.version,
+            r.reported_at.astimezone(UTC).date(),
+        )
+        for r in counted
+        if buckets[r.signature] not in failing
+    )
+    touched = sorted(
+        {
+            (releases[r.release], packages[r.source_package], r.version, buckets[r.signature])
+            for r in counted
+        }
+    )
+    counter, stat, report = (
+        connection.ops.quote_name(m._meta.db_table) for m in (CrashCounter, BucketVersionStat, CrashReport)
+    )
+    adapt = connection.ops.adapt_datefield_value
+    with connection.cursor() as cursor:
+        cursor.executemany(
+            f"INSERT INTO {counter} (release_id, source_package_id, version, day, count) "
+            "VALUES (%s, %s, %s, %s, %s) "
+            "ON CONFLICT (release_id, source_package_id, version, day) "
+            f"DO UPDATE SET count = {counter}.count + excluded.count",
+            [(*key[:3], adapt(key[3]), n) for key, n in sorted(days.items())],
+        )
+        cursor.executemany(
+            f"INSERT INTO {stat} "
+            "(release_id, source_package_id, version, bucket_id, reports, systems) "
+            "SELECT %s, %s, %s, %s, count(r.id), count(DISTINCT r.system_id) "
+            f"FROM {report} r WHERE r.source_package_id = %s AND r.version = %s "
+            "AND r.bucket_id = %s AND r.release_id = %s "
+            "AND NOT r.automated_testing AND NOT r.from_proposed "
+            "ON CONFLICT (release_id, source_package_id, version, bucket_id) "
+            "DO UPDATE SET reports = excluded.reports, systems = excluded.systems",
+            [(*key, key[1], key[2], key[3], key[0]) for key in touched],
+        )
+
+
+def _touch_buckets(fresh: Sequence[CrashReportRecord], buckets: dict[str, int]) -> None:
+    """Widen each bucket's first and last seen to the reports just stored: one prepared
+    UPDATE per bucket, run as a batch (no read, no statement built per row)."""
+    spans: dict[int, tuple[datetime, datetime]] = {}
+    for record in fresh:
+        bucket, at = buckets[record.signature], record.reported_at
+        first, last = spans.get(bucket, (at, at))
+        spans[bucket] = (min(first, at), max(last, at))
+    adapt = connection.ops.adapt_datetimefield_value
+    table = connection.ops.quote_name(ErrorBucket._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.executemany(
+            f"UPDATE {table} SET "
+            "first_seen = CASE WHEN first_seen IS NULL OR first_seen > %s THEN %s "
+            "ELSE first_seen END, "
+            "last_seen = CASE WHEN last_seen IS NULL OR last_seen < %s THEN %s "
+            "ELSE last_seen END WHERE id = %s",
+            [
+                (adapt(first), adapt(first), adapt(last), adapt(last), bucket)
+                for bucket, (first, last) in sorted(spans.items())
+            ],
+        )
+
+
+__all__ = ["IngestSummary", "crash_reports_ingest"]

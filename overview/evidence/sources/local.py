@@ -1,0 +1,178 @@
+"""A crash source that judges the crash reports held in Phasing's own database.
+
+Reports arrive from a feed (the simulator, or an import) through
+overview.evidence.ingest.crash_reports_ingest, which keeps daily counters and
+per-bucket statistics as the error tracker does; this source answers the controller's
+questions from those with the error tracker's rules (overview.judges.ubuntu). Two queries
+over the small aggregate tables answer any number of publications.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+from datetime import datetime, timedelta
+
+from django.conf import settings
+
+from overview.evidence.sources.base import (
+    CRASH,
+    INSTALL_FAILURE,
+    CrashAnswer,
+    CrashQuery,
+    CrashReportRecord,
+    ProblemRecord,
+)
+from overview.judges import ubuntu as crashes
+from overview.models import BucketVersionStat, CrashCounter
+from packages.models import SourceSync
+
+
+def thresholds() -> crashes.Thresholds:
+    return crashes.Thresholds(
+        new_bucket_min_systems=settings.PHASING_NEW_BUCKET_MIN_SYSTEMS,
+        rate_min_crashes_today=settings.PHASING_RATE_MIN_CRASHES_TODAY,
+        rate_min_difference=settings.PHASING_RATE_MIN_DIFFERENCE,
+        install_failure_min_systems=settings.PHASING_INSTALL_FAILURE_MIN_SYSTEMS
+        if settings.PHASING_INSTALL_FAILURES
+        else None,
+    )
+
+
+class LocalCrashSource:
+    name = "local"
+    # The reports themselves are here, so the sequential judge can count them hour by hour.
+    keeps_reports = True
+
+    def __init__(self, *, feed=None) -> None:
+        self.feed = feed
+        if feed is not None:
+            self.name = getattr(feed, "name", "local")
+
+    def _stale(self, now: datetime) -> str:
+        """Why the stored reports cannot be trusted as of `now` ('' when they can).
+
+        The tables only know what the last sync brought: if it failed, or has not run for
+        a while, "no new crashes" would only mean "no news", and the controller holds.
+        """
+        if self.feed is None:
+            return ""
+        status = SourceSync.objects.filter(name=f"{self.name}:crashes").first()
+        if status is None or status.last_success_at is None:
+            return "crash reports have never been synced"
+        if now - status.last_success_at > settings.PHASING_CRASH_DATA_MAX_AGE:
+            detail = f": {status.last_error}" if status.last_error else ""
+            return f"crash reports last synced at {status.last_success_at:%Y-%m-%d %H:%M} UTC{detail}"
+        return ""
+
+    def reports(self, *, since: datetime | None, now: datetime) -> Iterator[CrashReportRecord]:
+        if self.feed is None:
+            return iter(())
+        return self.feed.reports(since=since, now=now)
+
+    def problems(
+        self, queries: Sequence[CrashQuery], *, now: datetime
+    ) -> dict[CrashQuery, CrashAnswer]:
+        if not queries:
+            return {}
+        stale = self._stale(now)
+        if stale:
+            return {q: CrashAnswer(error=f"crash data unavailable: {stale}") for q in queries}
+        packages = {q.source_package for q in queries}
+        releases = {q.release for q in queries}
+        versions = {q.version for q in queries} | {q.previous_version for q in queries}
+        scope = {
+            "source_package__name__in": packages,
+            "release__codename__in": releases,
+            "version__in": versions,
+        }
+
+        # 1. Buckets per (release, package, version), with distinct systems.
+        buckets: dict[tuple[str, str, str], list[tuple[crashes.BucketCounts, str]]] = defaultdict(
+            list
+        )
+        rows = BucketVersionStat.objects.filter(**scope).values_list(
+            "release__codename",
+            "source_package__name",
+            "version",
+            "bucket__signature",
+            "bucket__function",
+            "bucket__retrace_failed",
+            "bucket__problem_type",
+            "reports",
+            "systems",
+        )
+        for (
+            release,
+            package,
+            version,
+            signature,
+            function,
+            retrace_failed,
+            problem_type,
+            reports,
+            systems,
+        ) in rows:
+            counts = crashes.BucketCounts(
+                signature, reports, systems, retrace_failed, problem_type == INSTALL_FAILURE
+            )
+            buckets[(release, package, version)].append((counts, function))
+
+        # 2. and 3. Daily counters: today's for the new versions, the baseline period's
+        # for the previous ones.
+        today_date = now.date()
+        first_day = today_date - timedelta(days=settings.PHASING_RATE_BASELINE_DAYS)
+        today: dict[tuple[str, str, str], int] = {}
+        daily: dict[tuple[str, str, str], dict] = defaultdict(dict)
+        for release, package, version, day, count in CrashCounter.objects.filter(
+            **scope, day__gte=first_day, day__lte=today_date
+        ).values_list("release__codename", "source_package__name", "version", "day", "count"):
+            if day == today_date:
+                today[(release, package, version)] = count
+            else:
+                daily[(release, package, version)][day] = count
+
+        rules = thresholds()
+        answers: dict[CrashQuery, CrashAnswer] = {}
+        outage = getattr(self.feed, "crash_data_outage", None)
+        for query in queries:
+            if outage is not None and (why := outage(query, now=now)):
+                answers[query] = CrashAnswer(error=f"crash data unavailable: {why}")
+                continue
+            new_key = (query.release, query.source_package, query.version)
+            old_key = (query.release, query.source_package, query.previous_version)
+            functions = {c.signature: f for c, f in buckets.get(new_key, ())}
+            previous_signatures = {c.signature for c, _ in buckets.get(old_key, ())}
+            problems = [
+                ProblemRecord(
+                    kind="new_bucket",
+                    signature=counts.signature,
+                    function=functions[counts.signature],
+                    report_count=counts.reports,
+                    system_count=counts.systems,
+                    bucket_type=INSTALL_FAILURE if counts.install_failure else CRASH,
+                )
+                for counts in crashes.new_buckets(
+                    (c for c, _ in buckets.get(new_key, ())), previous_signatures, rules
+                )
+            ]
+            judgement = crashes.crash_rate(
+                today=today.get(new_key, 0),
+                previous_daily=daily.get(old_key, {}),
+                percentage=query.percentage,
+                now=now,
+                thresholds=rules,
+            )
+            if judgement.increase:
+                problems.append(
+                    ProblemRecord(
+                        kind="increased_rate",
+                        report_count=judgement.today,
+                        difference=round(judgement.difference, 2),
+                    )
+                )
+            answers[query] = CrashAnswer(
+                problems=tuple(problems),
+                previous_reports=sum(daily.get(old_key, {}).values()),
+            )
+        return answers

@@ -1,0 +1,354 @@
+"""The backtest: the product's own controller, hour by hour, over scenarios with known truth.
+
+In a scratch database of its own (an in-memory one on the embedded SQLite default, a
+temporary one on PostgreSQL), each judge in turn: the updates are published at the
+scenario's start with fifteen days of the previous version's crash history behind them;
+every hour the simulated machines (overview.judges.backtest.world) crash at the percentage the
+controller set, their reports go through the real ingest, and the real tick decides, with
+the policy's judge set to the one under test. Nobody resumes a halted update. No server,
+no broker: write-backs are recorded, emails stay in memory.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import os
+import queue
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.core.management import call_command
+from django.db import connection, connections
+from django.test.utils import override_settings, setup_databases, teardown_databases
+
+from overview.controller import tick as controller
+from overview.evidence.ingest import crash_reports_ingest
+from overview.evidence.sources.local import LocalCrashSource
+from overview.judges.backtest.scenarios import PolicySpec, Scenario, Update
+from overview.judges.backtest.world import UpdateWorld
+from overview.models import (
+    Assessment,
+    BucketVersionStat,
+    CrashCounter,
+    ErrorBucket,
+    Problem,
+    ProblemKind,
+)
+from packages.domain import policy as policy_rules
+from packages.models import (
+    PhasingEvent,
+    PhasingState,
+    Policy,
+    Publication,
+    Release,
+    SourcePackage,
+)
+from packages.services.phasing import publications_publish
+from packages.services.writeback import percentages_mark_applied, write_back_deferred
+
+HISTORY_DAYS = 15
+HOUR = timedelta(hours=1)
+RELEASE_VERSIONS = {
+    "bionic": "18.04",
+    "focal": "20.04",
+    "jammy": "22.04",
+    "noble": "24.04",
+    "oracular": "24.10",
+    "plucky": "25.04",
+    "questing": "25.10",
+    "resolute": "26.04",
+}
+
+
+@dataclass
+class Outcome:
+    """One update under one judge: the backtest's output line."""
+
+    id: str
+    judge: str
+    halted: bool
+    halted_at_hour: int | None
+    halt_reason: str | None
+    percentage_at_halt: int | None
+    final_percentage: int
+    final_state: str
+    hours_to_100: int | None
+    machine_hours_on_new_version: float
+    crashes_on_new_version: int
+    verdict: str
+    # Not in the output line: what the summary needs beside it.
+    machine_hours_before_halt: float | None = None
+
+    def line(self) -> dict[str, object]:
+        fields = dict(self.__dict__)
+        fields.pop("machine_hours_before_halt")
+        fields["machine_hours_on_new_version"] = round(self.machine_hours_on_new_version, 1)
+        return fields
+
+
+@contextlib.contextmanager
+def scratch_database() -> Iterator[None]:
+    """A database of the backtest's own, made and dropped around it."""
+    test_settings = settings.DATABASES["default"].setdefault("TEST", {})
+    if connection.vendor != "sqlite":
+        test_settings["NAME"] = f"phasing_backtest_{os.getpid()}"
+    state = setup_databases(verbosity=0, interactive=False, aliases={"default": {}})
+    try:
+        yield
+    finally:
+        teardown_databases(state, verbosity=0)
+
+
+def run(
+    scenario: Scenario,
+    *,
+    judges: Sequence[str],
+    seed: int,
+    progress: Callable[[int], None] | None = None,
+    uptake_estimate_factor: float = 1.0,
+    jobs: int = 1,
+) -> list[Outcome]:
+    """Every update under every judge; `progress` is told of each simulated hour. With
+    `jobs` above 1 the judges run side by side, each in a process and database of its own
+    (they share nothing but the scenario), so two judges take the time of one."""
+    if jobs > 1 and len(judges) > 1:
+        return _run_side_by_side(scenario, judges, seed, progress, uptake_estimate_factor, jobs)
+    outcomes: list[Outcome] = []
+    with scratch_database():
+        for judge in judges:
+            call_command("flush", interactive=False, verbosity=0)
+            with override_settings(
+                EMAIL_BACKEND="django.core.mail.backends.locmem.EmailBackend",
+                PHASING_UPTAKE_ESTIMATE_FACTOR=uptake_estimate_factor,
+            ):
+                outcomes.extend(_run_judge(scenario, judge, seed, progress))
+    return outcomes
+
+
+def _run_side_by_side(
+    scenario: Scenario,
+    judges: Sequence[str],
+    seed: int,
+    progress: Callable[[int], None] | None,
+    uptake_estimate_factor: float,
+    jobs: int,
+) -> list[Outcome]:
+    # Forked children must not share the parent's database connection.
+    connections.close_all()
+    context = multiprocessing.get_context("fork")
+    with context.Manager() as manager, ProcessPoolExecutor(jobs, mp_context=context) as pool:
+        hours = manager.Queue()
+        futures = [
+            pool.submit(_run_child, scenario, judge, seed, uptake_estimate_factor, hours)
+            for judge in judges
+        ]
+        while not all(future.done() for future in futures) or not hours.empty():
+            try:
+                hours.get(timeout=0.5)
+            except queue.Empty:
+                continue
+            if progress:
+                progress(1)
+        # In the judges' order; a child's failure is raised here.
+        return [outcome for future in futures for outcome in future.result()]
+
+
+def _run_child(
+    scenario: Scenario, judge: str, seed: int, uptake_estimate_factor: float, hours: queue.Queue
+) -> list[Outcome]:
+    return run(
+        scenario,
+        judges=[judge],
+        seed=seed,
+        progress=hours.put,
+        uptake_estimate_factor=uptake_estimate_factor,
+    )
+
+
+def _run_judge(
+    scenario: Scenario, judge: str, seed: int, progress: Callable[[int], None] | None
+) -> list[Outcome]:
+    publications = _setup(scenario, judge, seed)
+    worlds = {pk: UpdateWorld(update, seed=seed) for pk, update in publications.items()}
+    halts: dict[int, tuple[int, int, float]] = {}  # pk → (hour, percentage, machine-hours)
+    source = LocalCrashSource()
+    for hour in range(scenario.hours):
+        percentages = dict(
+            Publication.objects.filter(pk__in=publications).values_list(
+                "pk", "phased_update_percentage"
+            )
+        )
+        reports = []
+        for pk, world in worlds.items():
+            reports.extend(world.hour(hour, scenario.start, percentages[pk]))
+        crash_reports_ingest(reports)
+        with write_back_deferred() as pending:
+            decisions = controller.tick(now=scenario.start + (hour + 1) * HOUR, crash_source=source)
+        percentages_mark_applied(event_ids=pending, detail="backtest")
+        for decision in decisions:
+            if decision.action == controller.Action.HALT and decision.publication_id not in halts:
+                world = worlds[decision.publication_id]
+                halts[decision.publication_id] = (
+                    hour + 1,
+                    decision.old_percentage,
+                    world.truth.machine_hours_on_new,
+                )
+        if progress:
+            progress(1)
+    return _outcomes(publications, worlds, halts, judge)
+
+
+def _setup(scenario: Scenario, judge: str, seed: int) -> dict[int, Update]:
+    start = scenario.start
+    releases = {
+        name: Release.objects.create(codename=name, version=RELEASE_VERSIONS.get(name, "0"))
+        for name in sorted({u.release for u in scenario.updates})
+    }
+    Policy.objects.create(judge=judge, **_policy_fields(scenario.policy))
+    packages: dict[str, SourcePackage] = {}
+    own_policies: dict[str, PolicySpec] = {}
+    for update in scenario.updates:
+        packages.setdefault(
+            update.source_package, SourcePackage.objects.create(name=update.source_package)
+        )
+        if update.policy is not None:
+            merged = scenario.policy.merged(update.policy)
+            if own_policies.setdefault(update.source_package, merged) != merged:
+                raise ValueError(f"updates of {update.source_package} have different policies")
+    for name, spec in own_policies.items():
+        Policy.objects.create(source_package=packages[name], judge=judge, **_policy_fields(spec))
+    first = {
+        name: _rules(scenario.policy.merged(own_policies.get(name))).first_percentage
+        for name in packages
+    }
+    rows = [
+        Publication(
+            source_package=packages[u.source_package],
+            release=releases[u.release],
+            version=u.version,
+            previous_version=u.previous_version,
+            binaries=[u.source_package],
+            date_published=start,
+            phased_update_percentage=first[u.source_package],
+            state=PhasingState.PHASING,
+            state_changed_at=start,
+            last_increase_at=start,
+            source_name="backtest",
+        )
+        for u in scenario.updates
+    ]
+    publications_publish(rows, now=start, by="backtest")
+    for publication, update in zip(rows, scenario.updates, strict=True):
+        _history(update, publication, UpdateWorld(update, seed=seed))
+    return {p.pk: u for p, u in zip(rows, scenario.updates, strict=True)}
+
+
+def _policy_fields(spec: PolicySpec) -> dict[str, object]:
+    fields: dict[str, object] = {}
+    for name in ("start_percentage", "step", "ceiling", "quiet_weekend", "insufficient_gate"):
+        if getattr(spec, name) is not None:
+            fields[name] = getattr(spec, name)
+    if spec.schedule is not None:
+        fields["schedule"] = list(spec.schedule)
+    if spec.interval_hours is not None:
+        fields["interval"] = timedelta(hours=spec.interval_hours)
+    if spec.insufficient_max_hold_hours is not None:
+        fields["insufficient_max_hold"] = timedelta(hours=spec.insufficient_max_hold_hours)
+    return fields
+
+
+def _rules(spec: PolicySpec) -> policy_rules.Rules:
+    return Policy(**_policy_fields(spec)).rules()
+
+
+def _history(update: Update, publication: Publication, world: UpdateWorld) -> None:
+    """The previous version's fifteen days before the start, as ingest would have counted
+    them: daily counters and its buckets with reports and machines."""
+    daily, buckets = world.history(HISTORY_DAYS)
+    first_day = (publication.date_published - timedelta(days=HISTORY_DAYS)).date()
+    CrashCounter.objects.bulk_create(
+        CrashCounter(
+            release_id=publication.release_id,
+            source_package_id=publication.source_package_id,
+            version=update.previous_version,
+            day=first_day + timedelta(days=n),
+            count=count,
+        )
+        for n, count in enumerate(daily)
+        if count
+    )
+    for signature, (reports, machines) in buckets.items():
+        bucket, _ = ErrorBucket.objects.get_or_create(
+            signature=signature,
+            defaults={
+                "function": signature.split(":")[2],
+                "source_package_id": publication.source_package_id,
+            },
+        )
+        BucketVersionStat.objects.create(
+            release_id=publication.release_id,
+            source_package_id=publication.source_package_id,
+            version=update.previous_version,
+            bucket=bucket,
+            reports=reports,
+            systems=machines,
+        )
+
+
+def _outcomes(
+    publications: dict[int, Update],
+    worlds: dict[int, UpdateWorld],
+    halts: dict[int, tuple[int, int, float]],
+    judge: str,
+) -> list[Outcome]:
+    finals = {p.pk: p for p in Publication.objects.filter(pk__in=publications)}
+    verdicts = dict(
+        Assessment.objects.filter(publication__in=publications).values_list(
+            "publication", "verdict"
+        )
+    )
+    # What halted it: the problems found by the hour of the halt, not those seen after.
+    kinds: dict[int, set[str]] = {}
+    for publication_id, kind, found in Problem.objects.filter(publication__in=halts).values_list(
+        "publication_id", "kind", "detected_at"
+    ):
+        publication = finals[publication_id]
+        if found <= publication.date_published + halts[publication_id][0] * HOUR:
+            kinds.setdefault(publication_id, set()).add(kind)
+    completed = dict(
+        PhasingEvent.objects.filter(publication__in=publications, new_percentage__gte=100)
+        .order_by("created_at")
+        .values_list("publication_id", "created_at")
+    )
+    outcomes = []
+    for pk, update in publications.items():
+        final, world = finals[pk], worlds[pk]
+        halt = halts.get(pk)
+        reason = None
+        if halt is not None:
+            reason = (
+                "new-bucket" if ProblemKind.NEW_BUCKET in kinds.get(pk, set()) else "increased-rate"
+            )
+        reached = completed.get(pk)
+        outcomes.append(
+            Outcome(
+                id=update.id,
+                judge=judge,
+                halted=halt is not None,
+                halted_at_hour=halt[0] if halt else None,
+                halt_reason=reason,
+                percentage_at_halt=halt[1] if halt else None,
+                final_percentage=final.phased_update_percentage,
+                final_state=final.state,
+                hours_to_100=int((reached - final.date_published) / HOUR) if reached else None,
+                machine_hours_on_new_version=world.truth.machine_hours_on_new,
+                crashes_on_new_version=world.truth.crashes_on_new,
+                verdict=verdicts.get(pk, "insufficient"),
+                machine_hours_before_halt=halt[2] if halt else None,
+            )
+        )
+    return outcomes

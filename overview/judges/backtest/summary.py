@@ -1,0 +1,183 @@
+"""What a backtest measured, per judge: what it caught, how late, what it halted for nothing.
+
+Plain Python, no Django. The truth of each update comes from its scenario: a regression
+is a higher crash rate or a new crash bucket; a healthy update has neither.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from overview.judges.backtest.runner import Outcome
+from overview.judges.backtest.scenarios import Scenario, Update
+
+SIZE_BINS = (
+    (1.0, 1.5, "rate 1.2–1.5×"),
+    (1.5, 2.0, "rate 1.5–2×"),
+    (2.0, 5.0, "rate 2–5×"),
+    (5.0, float("inf"), "rate 5× or more"),
+)
+# The issue's yardstick: regressions of 2× or more in packages with 100 crashes a day or more.
+LARGE_RATIO, BUSY_CRASHES_PER_DAY = 2.0, 100.0
+
+
+@dataclass(frozen=True)
+class JudgeSummary:
+    judge: str
+    healthy: int
+    healthy_halted: int
+    insufficient: int
+    healthy_hours_to_100: float | None
+    caught: dict[str, tuple[int, int]]  # kind and size → (caught before 100 %, of)
+    large_busy_caught: tuple[int, int]
+    new_bucket_caught: frozenset[str]  # new-bucket regressions halted, by whatever rule
+    new_bucket_rule_caught: frozenset[str]  # ... halted by the new-bucket rule
+    machine_hours_before_halt: dict[str, float]  # id → machine-hours before its halt
+    median_machine_hours_before_halt: float | None
+    machine_hours_on_bad_versions: float
+
+    @property
+    def healthy_halt_rate(self) -> float:
+        return self.healthy_halted / self.healthy if self.healthy else 0.0
+
+
+def _kind(update: Update) -> str:
+    if any(b.crashes_per_machine_day > 0 for b in update.new_buckets):
+        return "new bucket"
+    ratio = update.rate_ratio
+    for low, high, label in SIZE_BINS:
+        if low <= ratio < high:
+            return label
+    return "rate 1.2–1.5×"
+
+
+def summarise(scenario: Scenario, outcomes: Sequence[Outcome], judge: str) -> JudgeSummary:
+    truth = {u.id: u for u in scenario.updates}
+    mine = [o for o in outcomes if o.judge == judge]
+    healthy = [o for o in mine if not truth[o.id].regressed]
+    bad = [o for o in mine if truth[o.id].regressed]
+    caught: dict[str, tuple[int, int]] = {}
+    for outcome in bad:
+        kind = _kind(truth[outcome.id])
+        got, of = caught.get(kind, (0, 0))
+        caught[kind] = (got + outcome.halted, of + 1)
+    large = [
+        o
+        for o in bad
+        if truth[o.id].rate_ratio >= LARGE_RATIO
+        and truth[o.id].previous_crashes_per_day >= BUSY_CRASHES_PER_DAY
+    ]
+    before_halt = [
+        o.machine_hours_before_halt for o in bad if o.machine_hours_before_halt is not None
+    ]
+    to_full = [o.hours_to_100 for o in healthy if o.hours_to_100 is not None]
+    return JudgeSummary(
+        judge=judge,
+        healthy=len(healthy),
+        healthy_halted=sum(o.halted for o in healthy),
+        insufficient=sum(o.verdict == "insufficient" for o in mine),
+        healthy_hours_to_100=statistics.median(to_full) if to_full else None,
+        caught=dict(sorted(caught.items())),
+        large_busy_caught=(sum(o.halted for o in large), len(large)),
+        new_bucket_caught=frozenset(
+            o.id for o in bad if o.halted and _kind(truth[o.id]) == "new bucket"
+        ),
+        new_bucket_rule_caught=frozenset(
+            o.id
+            for o in bad
+            if o.halt_reason == "new-bucket" and _kind(truth[o.id]) == "new bucket"
+        ),
+        machine_hours_before_halt={
+            o.id: o.machine_hours_before_halt
+            for o in bad
+            if o.machine_hours_before_halt is not None
+        },
+        median_machine_hours_before_halt=statistics.median(before_halt) if before_halt else None,
+        machine_hours_on_bad_versions=sum(
+            (o.machine_hours_before_halt or 0.0) if o.halted else o.machine_hours_on_new_version
+            for o in bad
+        ),
+    )
+
+
+def table(summaries: Sequence[JudgeSummary]) -> str:
+    """The figures side by side, one column per judge."""
+    rows: list[tuple[str, ...]] = [("", *(s.judge for s in summaries))]
+
+    def add(label: str, values: Sequence[str]) -> None:
+        rows.append((label, *values))
+
+    add(
+        "healthy updates halted",
+        [
+            f"{s.healthy_halted} of {s.healthy} ({100 * s.healthy_halt_rate:.1f}%)"
+            for s in summaries
+        ],
+    )
+    kinds = sorted({k for s in summaries for k in s.caught})
+    for kind in kinds:
+        add(
+            f"caught before 100%: {kind}",
+            [_fraction(*s.caught.get(kind, (0, 0))) for s in summaries],
+        )
+    add(
+        "caught: 2× or more at 100+ crashes/day",
+        [_fraction(*s.large_busy_caught) for s in summaries],
+    )
+    add(
+        "median machine-hours on a bad version before its halt",
+        [_number(s.median_machine_hours_before_halt) for s in summaries],
+    )
+    add(
+        "machine-hours on bad versions, all",
+        [_number(s.machine_hours_on_bad_versions) for s in summaries],
+    )
+    add("left with insufficient evidence", [str(s.insufficient) for s in summaries])
+    add("median hours to 100% (healthy)", [_number(s.healthy_hours_to_100) for s in summaries])
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return "\n".join(
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+        for row in rows
+    )
+
+
+def _fraction(got: int, of: int) -> str:
+    return f"{got} of {of}" + (f" ({100 * got / of:.0f}%)" if of else "")
+
+
+def _number(value: float | None) -> str:
+    return "—" if value is None else f"{value:,.0f}"
+
+
+def checks(sequential: JudgeSummary, ubuntu: JudgeSummary) -> list[tuple[str, bool]]:
+    """The bar the sequential judge must clear on the project's own scenario set."""
+    got, of = sequential.large_busy_caught
+    return [
+        ("sequential halts at most 1% of healthy updates", sequential.healthy_halt_rate <= 0.01),
+        (
+            "sequential halts fewer healthy updates than Ubuntu's rules",
+            sequential.healthy_halted < ubuntu.healthy_halted or ubuntu.healthy_halted == 0,
+        ),
+        (
+            "sequential catches 90% of 2× regressions at 100+ crashes/day",
+            of == 0 or got >= 0.9 * of,
+        ),
+        (
+            "sequential misses no new-bucket regression Ubuntu's new-bucket rule catches",
+            ubuntu.new_bucket_rule_caught <= sequential.new_bucket_caught,
+        ),
+        (
+            "... with no more machine-hours on them before the halt",
+            sum(
+                sequential.machine_hours_before_halt.get(i, 0.0)
+                for i in ubuntu.new_bucket_rule_caught
+            )
+            <= sum(ubuntu.machine_hours_before_halt[i] for i in ubuntu.new_bucket_rule_caught),
+        ),
+        (
+            "(stricter) sequential misses no new-bucket regression Ubuntu halts by any rule",
+            ubuntu.new_bucket_caught <= sequential.new_bucket_caught,
+        ),
+    ]

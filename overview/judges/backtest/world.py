@@ -1,0 +1,254 @@
+"""The truth of one scenario update: machines, their phase, their installs and crashes.
+
+Plain Python (and NumPy), no Django. A machine takes the update when apt's draw for it
+(packages.domain.apt_phasing, the product's exact draw) is at most the percentage, after an
+exponential delay whose mean is the update's uptake_hours (modelled as update runs at
+random: a machine installs at its first run while eligible, so a halt stops it for good
+unless its draw is 0). From then on it crashes at the new version's rates, before at the
+previous version's. Crashes are Poisson per machine-hour; each report names the machine
+it came from, so distinct-system counts are real.
+
+Machines are only made concrete when one of them crashes: the number of crashes an hour
+is drawn from the total intensity of the machines in each group (on the new version, on
+the old), then the crashing machine is drawn from that group by rejection, using its own
+draw and install delay. A machine id, its draw and its delay never change.
+
+Other packages' crashes carry this package's version too (apport lists the versions of
+the packages a crashing one depends on): machines report crashes of packages that depend
+on this one at a rate that depends on how many do (a property of the package, fixed by its
+name), which is how the judge measures uptake. The judge never reads the truth here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import random
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+import numpy as np
+
+from overview.evidence.sources.base import CrashReportRecord
+from overview.judges.backtest.scenarios import Update
+from packages.domain import apt_phasing
+
+HOUR = timedelta(hours=1)
+# Crashes of packages that depend on this one, per machine-day, for the most depended-on
+# package (about what a core library sees: Ubuntu's tracker takes a few reports per
+# thousand machines a day, and most list it); most packages have far fewer dependents.
+DEPENDENT_CRASHES_PER_MACHINE_DAY = 0.001
+# Attempts to find a crashing machine in a group before giving the crash up (a group
+# that small is almost never asked for one).
+_MAX_TRIES = 5000
+_LEVELS = np.arange(101)
+
+
+def _seeded(*parts: object) -> random.Random:
+    digest = hashlib.blake2b(":".join(map(str, parts)).encode(), digest_size=8).digest()
+    return random.Random(int.from_bytes(digest, "big"))
+
+
+def centrality(source_package: str) -> float:
+    """How much of the dependents' crash traffic lists this package: a few libraries a
+    lot, most packages little, some nothing (log-normal, fixed by the name)."""
+    rng = _seeded("centrality", source_package)
+    if rng.random() < 0.2:
+        return 0.0
+    return min(1.0, rng.lognormvariate(-1.5, 1.0))
+
+
+def poisson(rng: random.Random, mean: float) -> int:
+    if mean <= 0:
+        return 0
+    if mean > 50:
+        return max(0, round(rng.gauss(mean, math.sqrt(mean))))
+    threshold, count, product = math.exp(-mean), 0, rng.random()
+    while product > threshold:
+        count += 1
+        product *= rng.random()
+    return count
+
+
+@dataclass
+class Truth:
+    machine_hours_on_new: float = 0.0
+    crashes_on_new: int = 0
+    hours_to_full: int | None = None
+
+
+@dataclass(frozen=True)
+class Bucket:
+    signature: str
+    function: str
+    weight: float
+
+
+class UpdateWorld:
+    def __init__(self, update: Update, *, seed: int, release: str | None = None) -> None:
+        self.update = update
+        self.seed = seed
+        self.release = release or update.release
+        self.truth = Truth()
+        rng = _seeded(seed, "buckets", update.id)
+        # The previous version's crash buckets, with a realistic skew (Zipf-like weights).
+        count = rng.randint(3, 8)
+        weights = [1 / (rank + 1) ** 1.2 for rank in range(count)]
+        total = sum(weights)
+        self.buckets = [
+            Bucket(
+                f"/usr/bin/{update.source_package}:11:frame_{n}:{update.id}",
+                f"frame_{n}",
+                w / total,
+            )
+            for n, w in enumerate(weights)
+        ]
+        self.dependents = DEPENDENT_CRASHES_PER_MACHINE_DAY * centrality(update.source_package)
+        self._eligible_hours = np.zeros(101)  # per draw: hours eligible so far
+        self._machines: dict[int, tuple[str, int, float]] = {}
+        self._drawer = apt_phasing.Drawer(update.source_package, update.version)
+
+    # Machines ---------------------------------------------------------------------------
+
+    def machine(self, index: int) -> tuple[str, int, float]:
+        """(machine id, apt's draw, hours of eligibility it needs before installing)."""
+        known = self._machines.get(index)
+        if known is None:
+            digest = hashlib.blake2b(
+                f"{self.seed}:{self.update.id}:machine:{index}".encode(), digest_size=24
+            ).digest()
+            machine_id = digest[:16].hex()  # 32 hexadecimal digits, as /etc/machine-id
+            uniform = (int.from_bytes(digest[16:], "big") + 0.5) / 2**64
+            delay = -self.update.uptake_hours * math.log(uniform)  # exponential
+            known = self._machines[index] = (machine_id, self._drawer.draw(machine_id), delay)
+        return known
+
+    def _installed(self, index: int, percentage: int) -> bool:
+        _, draw, delay = self.machine(index)
+        eligible = self._eligible_hours[draw] + (0.5 if percentage >= draw else 0.0)
+        return eligible >= delay
+
+    def installed_share(self, percentage: int) -> float:
+        """The expected share on the new version in the middle of the current hour."""
+        middle = self._eligible_hours + 0.5 * (_LEVELS <= percentage)
+        return float(np.mean(1 - np.exp(-middle / self.update.uptake_hours)))
+
+    def _pick(self, rng: random.Random, *, on_new: bool, percentage: int) -> str | None:
+        for _ in range(_MAX_TRIES):
+            index = rng.randrange(self.update.machines)
+            if self._installed(index, percentage) == on_new:
+                return self.machine(index)[0]
+        return None
+
+    # Hours ------------------------------------------------------------------------------
+
+    def hour(self, number: int, start: datetime, percentage: int) -> list[CrashReportRecord]:
+        """The reports of hour `number` (from `start`) at this percentage; then the hour
+        is over: machines eligible during it count it towards their install."""
+        update = self.update
+        rng = _seeded(self.seed, update.id, "hour", number)
+        share = self.installed_share(percentage)
+        on_new = update.machines * share
+        on_old = update.machines - on_new
+        self.truth.machine_hours_on_new += on_new
+        if self.truth.hours_to_full is None and percentage >= 100:
+            self.truth.hours_to_full = number
+        moment = start + number * HOUR
+        reports: list[CrashReportRecord] = []
+
+        def crash(signature: str, function: str, version: str, new: bool) -> None:
+            machine = self._pick(rng, on_new=new, percentage=percentage)
+            if machine is None:
+                return
+            if new:
+                self.truth.crashes_on_new += 1
+            reports.append(
+                CrashReportRecord(
+                    external_id=f"{update.id}:{self.release}:{number}:{len(reports)}",
+                    signature=signature,
+                    release=self.release,
+                    source_package=update.source_package,
+                    version=version,
+                    architecture="amd64",
+                    reported_at=moment + timedelta(seconds=rng.randrange(3600)),
+                    system_id=machine,
+                    stack_trace=f"#0 {function} ()",
+                    function=function,
+                    package_versions={update.source_package: version},
+                )
+            )
+
+        for bucket in self.buckets:
+            for _ in range(
+                poisson(rng, on_old * update.previous_crashes_per_machine_day * bucket.weight / 24)
+            ):
+                crash(bucket.signature, bucket.function, update.previous_version, False)
+            for _ in range(
+                poisson(rng, on_new * update.new_crashes_per_machine_day * bucket.weight / 24)
+            ):
+                crash(bucket.signature, bucket.function, update.version, True)
+        for new_bucket in update.new_buckets:
+            for _ in range(poisson(rng, on_new * new_bucket.crashes_per_machine_day / 24)):
+                crash(new_bucket.signature, "new_crash", update.version, True)
+        reports.extend(self._dependents_reports(rng, number, moment, percentage))
+        self._eligible_hours += _LEVELS <= percentage
+        return reports
+
+    def _dependents_reports(
+        self, rng: random.Random, number: int, moment: datetime, percentage: int
+    ) -> list[CrashReportRecord]:
+        update = self.update
+        dependent = f"{update.source_package}-rdeps"
+        reports = []
+        for n in range(poisson(rng, update.machines * self.dependents / 24)):
+            index = rng.randrange(update.machines)
+            machine = self.machine(index)[0]
+            version = (
+                update.version if self._installed(index, percentage) else update.previous_version
+            )
+            reports.append(
+                CrashReportRecord(
+                    external_id=f"{update.id}:{self.release}:{number}:dependent:{n}",
+                    signature=f"/usr/bin/{dependent}:11:elsewhere",
+                    release=self.release,
+                    source_package=dependent,
+                    version="1.0-1",
+                    architecture="amd64",
+                    reported_at=moment + timedelta(seconds=rng.randrange(3600)),
+                    system_id=machine,
+                    stack_trace="#0 elsewhere ()",
+                    function="elsewhere",
+                    package_versions={update.source_package: version, dependent: "1.0-1"},
+                )
+            )
+        return reports
+
+    # The previous version's past ----------------------------------------------------------
+
+    def history(self, days: int) -> tuple[list[int], dict[str, tuple[int, int]]]:
+        """Daily crash counts of the previous version over `days` days before the start,
+        when every machine ran it; and per bucket seen in them, (reports, machines)."""
+        update = self.update
+        rng = _seeded(self.seed, update.id, "history")
+        daily = [
+            poisson(rng, update.machines * update.previous_crashes_per_machine_day)
+            for _ in range(days)
+        ]
+        total = sum(daily)
+        seen: dict[str, tuple[int, int]] = {}
+        remaining = total
+        for n, bucket in enumerate(self.buckets):
+            share = bucket.weight / sum(b.weight for b in self.buckets[n:])
+            reports = remaining if n == len(self.buckets) - 1 else _binomial(rng, remaining, share)
+            remaining -= reports
+            if reports:
+                machines = update.machines * (1 - math.exp(-reports / update.machines))
+                seen[bucket.signature] = (reports, max(1, round(machines)))
+        return daily, seen
+
+
+def _binomial(rng: random.Random, trials: int, p: float) -> int:
+    if trials > 200:
+        mean, spread = trials * p, math.sqrt(trials * p * (1 - p))
+        return min(trials, max(0, round(rng.gauss(mean, spread))))
+    return sum(1 for _ in range(trials) if rng.random() < p)

@@ -1,0 +1,231 @@
+"""What the sequential judge reads of the crash data held locally: one query each however
+many updates (overview.judges.pipeline does the arithmetic).
+
+Percentage histories from the events, crash events and reports hour by hour
+(HourlyCrashCount), the previous version's days before the update (CrashCounter), how busy
+each hour of a release was, and the machines seen with each version in other packages'
+reports (VersionSighting).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from datetime import date, datetime, timedelta
+
+from django.conf import settings
+from django.db.models import Sum
+
+from overview.evidence.counters import hour_of
+from overview.judges import exposure
+from overview.models import CrashCounter, HourlyCrashCount, VersionSighting
+from packages.models import PhasingEvent, Publication
+
+DAY = timedelta(days=1)
+# Reports an hour, on average, other packages of the release need before their hours say
+# how busy each hour is (at 200, one hour's count is within about 7 % of its mean).
+BUSY_HOURS_MIN_REPORTS = 200
+# ... and hours counted among the 24 up to one before it says how busy that one is (fewer:
+# even hours).
+BUSY_HOURS_MIN_KNOWN = 12
+
+
+def histories(publications: Sequence[Publication]) -> dict[int, list[tuple[datetime, int]]]:
+    """(moment, percentage after it) of each publication, from publication on: one query."""
+    histories: dict[int, list[tuple[datetime, int]]] = {
+        p.pk: [(p.date_published, p.phased_update_percentage)] for p in publications
+    }
+    events = (
+        PhasingEvent.objects.filter(publication__in=[p.pk for p in publications])
+        .order_by("publication_id", "created_at", "id")
+        .values_list("publication_id", "created_at", "old_percentage", "new_percentage")
+    )
+    started: set[int] = set()
+    for publication_id, at, old, new in events:
+        history = histories[publication_id]
+        if publication_id not in started:
+            started.add(publication_id)
+            # What it was at publication: the first event's old percentage, or its new one.
+            history[0] = (history[0][0], new if old is None else old)
+        history.append((at, new))
+    return histories
+
+
+Counts = dict[tuple[int, int, str], dict[datetime, int]]
+
+
+def hourly_counts(publications: Sequence[Publication], *, since: datetime) -> tuple[Counts, Counts]:
+    """(release, package, version) → hour → crash events, and reports, for both versions:
+    one query."""
+    versions = {p.version for p in publications} | {
+        p.previous_version for p in publications if p.previous_version
+    }
+    rows = HourlyCrashCount.objects.filter(
+        source_package_id__in={p.source_package_id for p in publications},
+        release_id__in={p.release_id for p in publications},
+        version__in=versions,
+        hour__gte=since,
+    ).values_list("release_id", "source_package_id", "version", "hour", "events", "reports")
+    counts: Counts = defaultdict(dict)
+    reports: Counts = defaultdict(dict)
+    for release_id, package_id, version, hour, events, stored in rows:
+        counts[(release_id, package_id, version)][hour] = events
+        reports[(release_id, package_id, version)][hour] = stored
+    return counts, reports
+
+
+def baselines(publications: Sequence[Publication]) -> dict[int, list[int]]:
+    """The previous version's crash reports, day by day, over the fifteen days before each
+    update (every machine ran it then), by publication: one query."""
+    days = settings.PHASING_RATE_BASELINE_DAYS
+    rows = CrashCounter.objects.filter(
+        release_id__in={p.release_id for p in publications},
+        source_package_id__in={p.source_package_id for p in publications},
+        version__in={p.previous_version for p in publications if p.previous_version},
+        day__gte=min(p.date_published.date() for p in publications) - timedelta(days=days),
+        day__lt=max(p.date_published.date() for p in publications),
+    ).values_list("release_id", "source_package_id", "version", "day", "count")
+    daily: dict[tuple[int, int, str], list[tuple[date, int]]] = defaultdict(list)
+    for release_id, package_id, version, day, count in rows:
+        daily[(release_id, package_id, version)].append((day, count))
+    baselines = {}
+    for p in publications:
+        end = p.date_published.date()
+        counted = {
+            day: count
+            for day, count in daily.get((p.release_id, p.source_package_id, p.previous_version), [])
+            if end - timedelta(days=days) <= day < end
+        }
+        # From its first day with crashes: a version younger than the window has no days
+        # before it, not days without crashes.
+        first = min(counted, default=end)
+        baselines[p.pk] = [
+            counted.get(first + timedelta(days=d), 0) for d in range((end - first).days)
+        ]
+    return baselines
+
+
+def deficit(
+    publication: Publication,
+    reports: Counts,
+    baselines: dict[int, list[int]],
+    activity: dict[int, dict[datetime, int]],
+    *,
+    start: datetime,
+    hours: int,
+) -> exposure.Deficit | None:
+    """The previous version's reports in each complete hour since publication (`hours` of
+    them), against its history, with how busy each hour was: None without a history."""
+    history = baselines.get(publication.pk, [])
+    if not publication.previous_version or start != hour_of(publication.date_published):
+        return None
+    key = (publication.release_id, publication.source_package_id)
+    old = reports.get((*key, publication.previous_version), {})
+    moments = [start + timedelta(hours=h) for h in range(hours)]
+    return exposure.Deficit.from_history(
+        history,
+        [old.get(moment, 0) for moment in moments],
+        busy_hours(publication, reports, activity.get(publication.release_id, {}), moments),
+    )
+
+
+def activity(
+    publications: Sequence[Publication], *, since: datetime
+) -> dict[int, dict[datetime, int]]:
+    """Reports of every package, by release and hour: one query."""
+    rows = (
+        HourlyCrashCount.objects.filter(
+            release_id__in={p.release_id for p in publications}, hour__gte=since
+        )
+        .values("release_id", "hour")
+        .annotate(total=Sum("reports"))
+        .values_list("release_id", "hour", "total")
+    )
+    activity: dict[int, dict[datetime, int]] = defaultdict(dict)
+    for release_id, hour, total in rows:
+        activity[release_id][hour] = total
+    return activity
+
+
+def busy_hours(
+    publication: Publication,
+    reports: Counts,
+    activity: dict[datetime, int],
+    moments: list[datetime],
+) -> list[float] | None:
+    """How busy each hour was against the day around it, from the other packages' reports
+    of the release (each hour over the mean of the 24 up to it, so that a slow rise over
+    days, other updates' regressions say, is not read as the time of day): None, even
+    hours, when they are too few to say."""
+    if not moments:
+        return None
+    own = [
+        counts
+        for (release_id, package_id, _version), counts in reports.items()
+        if (release_id, package_id) == (publication.release_id, publication.source_package_id)
+    ]
+
+    def others(moment: datetime) -> float:
+        return activity.get(moment, 0) - sum(c.get(moment, 0) for c in own)
+
+    first = moments[0] - timedelta(hours=23)
+    # Hours before the first one with any report are hours nobody counted (a deployment
+    # newer than a day, a backtest without hourly history), not quiet ones: read as zeros
+    # they would make the first day's hours look many times busier than the day around
+    # them, and a healthy update's crashes look like a rise.
+    counted_from = min(activity, default=moments[-1] + timedelta(hours=1))
+    series: list[float | None] = [
+        others(moment) if moment >= counted_from else None
+        for moment in (first + timedelta(hours=h) for h in range(len(moments) + 23))
+    ]
+    known = [value for value in series if value is not None]
+    if not known or sum(known) / len(known) < BUSY_HOURS_MIN_REPORTS:
+        return None
+    profile = []
+    for h in range(len(moments)):
+        day = [value for value in series[h : h + 24] if value is not None]
+        mean = sum(day) / len(day) if len(day) >= BUSY_HOURS_MIN_KNOWN else 0.0
+        here = series[h + 23]
+        profile.append(here / mean if mean > 0 and here is not None else 1.0)
+    return profile
+
+
+def sightings(
+    publications: Sequence[Publication], *, since: datetime
+) -> dict[tuple[int, str], dict[datetime, dict[str, int]]]:
+    """(release, binary) → hour → version → machines: one query."""
+    binaries = {b for p in publications for b in (p.binaries or ()) if isinstance(b, str)}
+    rows = VersionSighting.objects.filter(
+        release_id__in={p.release_id for p in publications}, binary__in=binaries, hour__gte=since
+    ).values_list("release_id", "binary", "hour", "version", "machines")
+    seen: dict[tuple[int, str], dict[datetime, dict[str, int]]] = defaultdict(
+        lambda: defaultdict(dict)
+    )
+    for release_id, binary, hour, version, machines in rows:
+        seen[(release_id, binary)][hour][version] = machines
+    return seen
+
+
+def sightings_of(
+    publication: Publication,
+    seen: dict[tuple[int, str], dict[datetime, dict[str, int]]],
+    *,
+    start: datetime,
+    percentages: list[int],
+) -> exposure.Sightings:
+    """The publication's most widely seen binary, hour by hour: machines on its version,
+    and on any other (a machine with two of its binaries would count twice if summed)."""
+    best: dict[datetime, dict[str, int]] = {}
+    for binary in publication.binaries or ():
+        found = seen.get((publication.release_id, binary), {})
+        if sum(sum(v.values()) for v in found.values()) > sum(
+            sum(v.values()) for v in best.values()
+        ):
+            best = found
+    new, old = [], []
+    for h in range(len(percentages)):
+        versions = best.get(start + timedelta(hours=h), {})
+        on_new = versions.get(publication.version, 0)
+        new.append(on_new)
+        old.append(sum(versions.values()) - on_new)
+    return exposure.Sightings(percentages=percentages, new=new, old=old)

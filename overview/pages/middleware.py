@@ -1,0 +1,46 @@
+"""Refuse requests no page can answer, before they reach a view or the database; answer a
+database that is down with a 503."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
+
+from overview.pages.errors import DATABASE_DOWN, api_error, database_unavailable, is_api
+
+
+class RejectNulBytesMiddleware:
+    """A NUL byte in the path or query string is never valid input, and PostgreSQL refuses
+    it in a query; answer 400 instead of letting a view fail with a 500."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if (
+            "\x00" in request.path
+            or "\x00" in request.META.get("QUERY_STRING", "")
+            or any("\x00" in value for values in request.GET.lists() for value in values[1])
+        ):
+            message = "NUL bytes are not allowed in a request."
+            if is_api(request):
+                return api_error(400, message)
+            return HttpResponseBadRequest(message, content_type="text/plain")
+        return self.get_response(request)
+
+
+class DatabaseUnavailableMiddleware:
+    """A view that finds the database gone answers 503 (JSON under the API), in development
+    as in production, rather than a server error page."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if isinstance(exception, DATABASE_DOWN):
+            return database_unavailable(request, exception)
+        return None

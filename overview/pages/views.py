@@ -1,0 +1,156 @@
+"""Public pages: the overview, problem (bucket) pages and 'is my machine in the phase?'.
+
+Views stay thin: a selector reads, a table or form shapes, a template words.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.paginator import Paginator
+from django.db.models import Count, Max, Min
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.utils import timezone
+from django_tables2 import RequestConfig
+
+from overview.models import CrashReport
+from overview.monitoring.status import service_status
+from overview.pages import machine_selectors, selectors
+from overview.pages.filters import PublicationFilter
+from overview.pages.forms import MachineForm
+from overview.pages.page_cache import anonymous_page_cache, mark_cacheable
+from overview.pages.source_statuses import source_statuses
+from overview.pages.tables import PAGINATE, BucketCountsTable, OverviewTable, SafeTableExport
+from packages.models import ACTIVE_STATES, Publication
+from packages.selectors import dependency_groups, pending_scheduled_changes, policies_by_scope
+
+EXPORT_FORMATS = ("csv", "json")
+MACHINE_PAGE_SIZE = 50
+AFFECTED_PAGE_SIZE = 25
+
+
+# Parameters of the overview whose values are validated, so a URL made only of these is
+# one of a bounded set and may be kept by the page cache. The name search `q` is free text.
+_CACHEABLE_PARAMETERS = frozenset(
+    {"release", "state", "verdict", "percentage_min", "percentage_max", "sort", "page", "per_page"}
+)
+
+
+def _cacheable(request: HttpRequest, table: OverviewTable) -> bool:
+    orderings = {
+        alias for c in table.columns.iterall() if c.orderable for alias in (c.name, "-" + c.name)
+    }
+    for name, values in request.GET.lists():
+        if name not in _CACHEABLE_PARAMETERS or len(values) != 1:
+            return False
+        if name == "sort" and values[0] not in orderings:
+            return False
+        if name in ("page", "per_page") and not (values[0].isdigit() and len(values[0]) <= 4):
+            return False
+    return True
+
+
+@anonymous_page_cache
+def index(request: HttpRequest) -> HttpResponse:
+    now = timezone.now()
+    filterset = PublicationFilter(request.GET or None, queryset=selectors.active_publications())
+    policies = policies_by_scope()
+    table = OverviewTable(filterset.qs, policies=policies, now=now)
+    export_format = request.GET.get("_export")
+    if export_format in EXPORT_FORMATS:
+        # The whole filtered table, sorted as shown, not one page of it.
+        RequestConfig(request, paginate=False).configure(table)
+        return SafeTableExport(export_format, table).response(f"phasing-updates.{export_format}")
+    # Dependent groups: what each update needs, with the updates off this page.
+    groups = table.groups = dependency_groups(policies=policies)
+    summaries = selectors.release_summaries(
+        filterset.apply_to(Publication.objects.filter(state__in=ACTIVE_STATES))
+    )
+    # The summaries counted the same rows: the paginator need not count them again.
+    total = sum(summary.total for summary in summaries)
+    RequestConfig(request, paginate={**PAGINATE, "count": total}).configure(table)
+    if table.grouped:
+        # The release headings say it; the column comes back when sorting by another.
+        table.columns.hide("release")
+    context = {
+        "filter": filterset,
+        "table": table,
+        "summaries": summaries,
+        "completed": selectors.recently_completed(now=now),
+        "averted": selectors.averted(now=now),
+        "completed_days": selectors.RECENTLY_COMPLETED_DAYS,
+        "group_count": sum(1 for group in groups.values() if group.needs),
+        "scheduled": pending_scheduled_changes(),
+        "now": now,
+        # Shown on top when something fails, and in the footer (which reads it from here).
+        "service_status": service_status(now=now),
+    }
+    status = 400 if filterset.is_bound and filterset.errors else 200
+    response = render(request, "overview/index.html", context, status=status)
+    if status == 200 and _cacheable(request, table):
+        mark_cacheable(response)
+    return response
+
+
+def problem(request: HttpRequest, pk: int) -> HttpResponse:
+    bucket = get_object_or_404(selectors.public_buckets(), pk=pk)
+    counts = BucketCountsTable(selectors.bucket_report_counts(bucket), prefix="counts-")
+    RequestConfig(request, paginate=PAGINATE).configure(counts)
+    totals = CrashReport.objects.filter(bucket=bucket).aggregate(
+        reports=Count("id"),
+        systems=Count("system_id", distinct=True),
+        first=Min("reported_at"),
+        last=Max("reported_at"),
+    )
+    affected = Paginator(selectors.bucket_problems(bucket), AFFECTED_PAGE_SIZE).get_page(
+        request.GET.get("affected-page")
+    )
+    overrides = selectors.covering_overrides(affected)
+    context = {
+        "bucket": bucket,
+        "counts": counts,
+        "totals": totals,
+        "affected": affected,
+        "affected_rows": [(p, overrides.get(p.covering_override or 0)) for p in affected],
+    }
+    return render(request, "overview/problem.html", context)
+
+
+def machine(request: HttpRequest) -> HttpResponse:
+    """Which updates apt on this machine takes now, and when it takes the others."""
+    now = timezone.now()
+    bound = "machine_id" in request.GET
+    form = MachineForm(
+        request.GET if bound else None, initial={"release": request.GET.get("release")}
+    )
+    context: dict = {"form": form, "now": now}
+    status = 200
+    if bound and form.is_valid():
+        release = form.cleaned_data["release"]
+        page = Paginator(
+            machine_selectors.machine_publications(release=release), MACHINE_PAGE_SIZE
+        ).get_page(request.GET.get("page"))
+        policies = policies_by_scope()
+        rows = machine_selectors.machine_rows(
+            list(page),
+            machine_id=form.cleaned_data["machine_id"],
+            policies=policies,
+            now=now,
+            groups=dependency_groups(policies=policies),
+        )
+        context.update(
+            page=page,
+            rows=rows,
+            machine_id=form.cleaned_data["machine_id"],
+            release=release,
+            included_count=sum(1 for row in rows if row.installs),
+        )
+    elif bound:
+        status = 400
+    return render(request, "overview/machine.html", context, status=status)
+
+
+def sources(request: HttpRequest) -> HttpResponse:
+    """Each configured source: does it answer, does it take our percentages, how fresh."""
+    rows = source_statuses(now=timezone.now(), max_age=settings.PHASING_CRASH_DATA_MAX_AGE)
+    return render(request, "overview/sources.html", {"rows": rows})
