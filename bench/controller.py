@@ -59,8 +59,8 @@ def measure(n: int) -> dict:
 
     from bench.seed import SeedPlan, _simulator
     from overview.controller import tick as controller
-    from overview.evidence.sources.local import LocalCrashSource
     from overview.evidence.sources.simulator import SimulatedCrashFeed
+    from overview.judges.local import LocalCrashSource
     from packages.models import SourceSync
 
     plan = SeedPlan()

@@ -162,8 +162,8 @@ def seed(plan: SeedPlan, *, log=print) -> dict:
 
     from overview.controller import tick as controller
     from overview.evidence.crash_sync import crashes_sync
-    from overview.evidence.sources.local import LocalCrashSource
     from overview.evidence.sources.simulator import SimulatedCrashFeed
+    from overview.judges.local import LocalCrashSource
     from overview.management.commands.seed_demo import Command as SeedDemo
     from packages.models import SourceSync
     from packages.roles import ARCHIVE_ADMINS, TRIAGERS

@@ -11,10 +11,11 @@ from django.utils import timezone
 
 from overview.controller import tick as controller
 from overview.controller.notifications import notification_send, notifications_send_pending
-from overview.evidence.sources_sync import sources_sync
+from overview.controller.sources_sync import sources_sync
 from overview.monitoring.runs import periodic_run_recorded
 from packages.log_context import log_context
 from packages.services.faults import beat_seen
+from packages.services.queueing import SEND_NOTIFICATION
 from packages.services.writeback import percentages_reconcile
 from phasing_site.celery import BEAT_HEADER
 
@@ -49,7 +50,7 @@ def tick(self: Task) -> int:
 
 
 @shared_task(
-    name="overview.tasks.send_notification",
+    name=SEND_NOTIFICATION,
     bind=True,
     time_limit=120,
     soft_time_limit=100,

@@ -9,6 +9,7 @@ from celery import Task, shared_task
 
 from packages.models import WriteBack
 from packages.services.faults import retry_delay
+from packages.services.queueing import WRITE_BACK_PERCENTAGES
 from packages.services.scheduled import scheduled_changes_run_due
 from packages.services.writeback import percentages_write_back
 
@@ -17,7 +18,7 @@ WRITE_BACK_RETRIES = 8
 
 
 @shared_task(
-    name="overview.tasks.write_back_percentages",
+    name=WRITE_BACK_PERCENTAGES,
     bind=True,
     time_limit=600,
     soft_time_limit=540,

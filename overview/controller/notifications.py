@@ -33,6 +33,7 @@ from overview.models import Notification, Problem
 from packages.domain import inputs
 from packages.models import PhasingEvent, Publication
 from packages.services.faults import retry_delay, service_failed, service_recovered
+from packages.services.queueing import SEND_NOTIFICATION, task_enqueue
 
 log = logging.getLogger(__name__)
 
@@ -105,15 +106,13 @@ def notifications_sent_here() -> Iterator[None]:
 
 def notifications_enqueue(ids: Sequence[int]) -> None:
     """Hand each email to a task; one the broker does not take is left to the reconcile."""
-    from overview.tasks import send_notification
-
     if _sent_here.get():
         for pk in ids:
             notification_send(notification_id=pk)
         return
     for pk in ids:
         try:
-            send_notification.delay(pk)
+            task_enqueue(SEND_NOTIFICATION, pk)
         except Exception:  # a broker down must not lose the halt: the reconcile sends it
             log.exception("could not queue email %s; the reconcile will send it", pk)
 

@@ -41,7 +41,6 @@ from overview.controller.assessments import assessments_record
 from overview.controller.halting import halting_problems
 from overview.controller.notifications import halt_notifications_create
 from overview.controller.problems import problems_record_each
-from overview.evidence.sources import crash_source as configured_crash_source
 from overview.evidence.sources.base import (
     CrashAnswer,
     CrashQuery,
@@ -51,9 +50,10 @@ from overview.evidence.sources.base import (
 )
 from overview.judges import pipeline as judging
 from overview.judges import verdicts
+from overview.judges.crash_source import crash_source as configured_crash_source
 from overview.models import Problem, Verdict
 from packages.domain import policy as policy_rules
-from packages.domain.holds import HoldReason, hold_words
+from packages.holds import HoldReason, hold_words
 from packages.models import (
     ACTIVE_STATES,
     EventKind,

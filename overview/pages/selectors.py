@@ -24,7 +24,7 @@ from overview.controller.halting import halting_problems
 from overview.models import Assessment, CrashReport, ErrorBucket, Override, Problem
 from packages.domain import inputs
 from packages.domain import policy as policy_rules
-from packages.domain.holds import HoldReason
+from packages.holds import HoldReason
 from packages.models import (
     ACTIVE_STATES,
     EventKind,

@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 
 from overview.models import Assessment
 from overview.pages.selectors import Averted, Next, Outlook, ReleaseSummary
-from packages.domain.holds import HoldReason, hold_words
+from packages.holds import HoldReason, hold_words
 
 
 def duration_words(delta: timedelta) -> str:

@@ -15,8 +15,8 @@ from django.urls import reverse
 
 from packages.domain import change_words as words
 from packages.domain import policy as policy_rules
-from packages.domain.holds import HoldReason, hold_words
-from packages.domain.holds import UnknownVersion as UnknownVersion
+from packages.holds import HoldReason, hold_words
+from packages.holds import UnknownVersion as UnknownVersion
 
 # Policies, the status of sources and services, and leases in their own modules.
 from packages.models.policies import Policy as Policy

@@ -11,7 +11,7 @@ from django.db.models import Q, Value
 from django.db.models.functions import Coalesce
 
 from packages.domain import policy as policy_rules
-from packages.domain.holds import UnknownVersion
+from packages.holds import UnknownVersion
 
 
 class Policy(models.Model):

@@ -24,7 +24,7 @@ from django.utils import timezone
 
 from packages.domain import change_words as words
 from packages.domain import policy
-from packages.domain.holds import HoldReason
+from packages.holds import HoldReason
 from packages.models import (
     ACTIVE_STATES,
     ArchiveStatus,

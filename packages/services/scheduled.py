@@ -20,7 +20,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from packages.domain.holds import HoldReason
+from packages.holds import HoldReason
 from packages.models import (
     PhasingState,
     Publication,

@@ -15,6 +15,7 @@ from django.utils import timezone
 from packages.log_context import log_context
 from packages.models import PhasingEvent, Publication, WriteBack
 from packages.services.faults import service_failed, service_recovered
+from packages.services.queueing import WRITE_BACK_PERCENTAGES, task_enqueue
 from packages.services.source_status import source_write_denied, source_write_permission_record
 from packages.sources import publication_source
 from packages.sources.base import PublicationSource
@@ -49,9 +50,7 @@ def queue_write_back(events: Iterable[PhasingEvent]) -> None:
         return
 
     def enqueue() -> None:
-        from packages.tasks import write_back_percentages
-
-        write_back_percentages.delay(ids)
+        task_enqueue(WRITE_BACK_PERCENTAGES, ids)
 
     # Robust: a broker that is down must not cancel the other callbacks of the commit
     # (the halt emails); the periodic reconcile writes back whatever was left pending.

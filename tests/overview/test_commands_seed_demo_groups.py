@@ -8,7 +8,7 @@ import pytest
 import time_machine
 from django.core.management import call_command
 
-from packages.domain.holds import HoldReason
+from packages.holds import HoldReason
 from packages.models import ACTIVE_STATES, PhasingEvent, Publication
 from packages.selectors import dependency_groups
 from tests.overview.test_commands_seed_demo import SEED

@@ -10,9 +10,9 @@ from django.db import connection
 
 from overview.controller import tick as controller
 from overview.evidence.sources.base import CrashAnswer
-from overview.evidence.sources.local import LocalCrashSource
+from overview.judges.local import LocalCrashSource
 from overview.models import Notification
-from packages.domain.holds import HoldReason
+from packages.holds import HoldReason
 from packages.models import EventKind, PhasingState, WriteBack
 from packages.services import (
     publication_pause,

@@ -11,7 +11,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from overview.evidence.sources.base import CrashAnswer
-from packages.domain.holds import HoldReason, hold_words
+from packages.holds import HoldReason, hold_words
 from packages.models import EventKind, PhasingState, Publication
 from tests.factories import PolicyFactory, PublicationFactory, ReleaseFactory, SourcePackageFactory
 from tests.overview.controller_fakes import HOURS, T0, ScriptedCrashes, new_bucket, tick

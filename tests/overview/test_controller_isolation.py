@@ -8,7 +8,7 @@ from django.core import mail
 
 from overview.evidence.sources.base import CrashAnswer, ProblemRecord
 from overview.models import Notification
-from packages.domain.holds import HoldReason
+from packages.holds import HoldReason
 from packages.models import EventKind, PhasingState, SourcePackage
 from tests.factories import PersonFactory, PublicationFactory, SourcePackageFactory
 from tests.overview.controller_fakes import HOURS, T0, new_bucket, tick

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from overview.evidence.sources.base import CrashAnswer
-from packages.domain.holds import HoldReason
+from packages.holds import HoldReason
 from packages.models import PhasingState, Policy
 from packages.services import (
     release_freeze,

@@ -9,9 +9,9 @@ from django.core import mail
 
 from overview.evidence.ingest import crash_reports_ingest
 from overview.evidence.sources.base import CrashAnswer, CrashReportRecord, ProblemRecord
-from overview.evidence.sources.local import LocalCrashSource
+from overview.judges.local import LocalCrashSource
 from overview.models import Notification, Problem, ProblemKind
-from packages.domain.holds import HoldReason
+from packages.holds import HoldReason
 from packages.models import EventKind, PhasingState
 from packages.services import (
     publication_pause,

@@ -13,10 +13,10 @@ import pytest
 
 from overview.evidence.ingest import crash_reports_ingest
 from overview.evidence.sources.base import CrashAnswer, CrashReportRecord
-from overview.evidence.sources.local import LocalCrashSource
+from overview.judges.local import LocalCrashSource
 from overview.models import Problem, ProblemKind
-from packages.domain.holds import HoldReason
 from packages.domain.policy import UBUNTU
+from packages.holds import HoldReason
 from packages.models import PhasingState, SourceSync
 from packages.services import publication_resume, release_freeze
 from tests.factories import (

@@ -21,9 +21,9 @@ from overview.evidence.sources.base import (
     bucket_type,
 )
 from overview.evidence.sources.errortracker import ErrorTrackerSource
-from overview.evidence.sources.local import LocalCrashSource
 from overview.evidence.sources.simulator import SimulatedCrashFeed
 from overview.judges import ubuntu as crashes
+from overview.judges.local import LocalCrashSource
 from overview.models import ErrorBucket, Notification, Problem, ProblemType
 from packages.models import PhasingState
 from packages.sources.simulator import Simulator

@@ -15,10 +15,10 @@ from django.db.models import Sum
 from overview.controller import tick as controller
 from overview.evidence.ingest import crash_reports_ingest
 from overview.evidence.sources.base import CrashReportRecord
-from overview.evidence.sources.local import LocalCrashSource
+from overview.judges.local import LocalCrashSource
 from overview.judges.reads import busy_hours
 from overview.models import Assessment, HourlyCrashCount, Problem, ProblemKind, VersionSighting
-from packages.domain.holds import HoldReason
+from packages.holds import HoldReason
 from packages.models import EventKind, PhasingState
 from tests.factories import PolicyFactory, PublicationFactory, SourcePackageFactory
 

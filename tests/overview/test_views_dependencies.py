@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from packages.domain import apt_phasing
-from packages.domain.holds import HoldReason
+from packages.holds import HoldReason
 from packages.models import PhasingState
 from tests.factories import PolicyFactory, PublicationFactory, ReleaseFactory, SourcePackageFactory
 

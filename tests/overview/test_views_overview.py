@@ -11,7 +11,7 @@ import pytest
 
 from overview.models import ProblemKind, Verdict
 from packages import links
-from packages.domain.holds import HoldReason
+from packages.holds import HoldReason
 from packages.models import EventKind, PhasingState
 from tests.factories import (
     NOW,

@@ -62,7 +62,7 @@ def poisson(rng: random.Random, lam: float) -> int:
 
 
 class SimulatedCrashFeed:
-    """Crash reports of the simulated world, for overview.evidence.sources.local.LocalCrashSource."""
+    """Crash reports of the simulated world, for overview.judges.local.LocalCrashSource."""
 
     name = "simulator"
 

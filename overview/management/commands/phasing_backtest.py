@@ -20,8 +20,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
-from overview.judges.backtest import runner, summary
-from overview.judges.backtest.scenarios import ScenarioError, load
+from overview.backtest import runner, summary
+from overview.backtest.scenarios import ScenarioError, load
 from packages.domain import policy
 
 

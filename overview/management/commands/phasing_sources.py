@@ -7,8 +7,8 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandParser
 from django.utils import timezone
 
-from overview.evidence.sources import crash_source
 from overview.evidence.sources.base import CrashQuery
+from overview.judges.crash_source import crash_source
 from overview.pages.source_statuses import SourceStatus, source_status
 from packages.models import ACTIVE_STATES, Publication, SourceSync
 from packages.services.source_status import source_write_permission_record

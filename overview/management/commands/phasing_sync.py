@@ -6,7 +6,7 @@ from django.core.management.base import BaseCommand, CommandParser
 from tqdm import tqdm
 
 from overview.evidence.crash_sync import crashes_sync
-from overview.evidence.sources import crash_source
+from overview.judges.crash_source import crash_source
 from overview.management.commands.phasing_tick import aware
 from packages.services.sync import publications_sync
 from packages.sources import publication_source

@@ -22,8 +22,8 @@ from tqdm import tqdm
 from overview.controller import tick as controller
 from overview.controller.notifications import notifications_sent_here
 from overview.evidence.crash_sync import crashes_sync
-from overview.evidence.sources.local import LocalCrashSource
 from overview.evidence.sources.simulator import SimulatedCrashFeed
+from overview.judges.local import LocalCrashSource
 from overview.models import ProblemKind
 from overview.triage.overrides import override_create
 from packages.models import PhasingState, Publication, SourceSync

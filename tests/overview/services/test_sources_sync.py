@@ -7,7 +7,7 @@ from datetime import timedelta
 
 import pytest
 
-from overview.evidence import sources_sync as syncing
+from overview.controller import sources_sync as syncing
 from overview.monitoring.status import service_status
 from packages.models import Lease, SourceSync
 from packages.services.leases import Held, lease_acquire

@@ -7,11 +7,11 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from overview.controller import tick as controller
-from overview.evidence.sources import crash_source
 from overview.evidence.sources.base import CrashAnswer
 from overview.evidence.sources.errortracker import ErrorTrackerSource
+from overview.judges.crash_source import crash_source
 from overview.models import Problem
-from packages.domain.holds import HoldReason
+from packages.holds import HoldReason
 from packages.models import PhasingState, Publication, SourceSync, WriteBack
 from packages.services.sync import publications_sync
 from packages.services.writeback import percentages_write_back

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from overview.evidence.sources.base import CrashAnswer, CrashQuery, ProblemRecord
-from packages.domain.holds import HoldReason
+from packages.holds import HoldReason
 from packages.models import PhasingState, Policy, UnknownVersion
 from tests.factories import PublicationFactory
 from tests.fake_http import Reply

@@ -10,7 +10,7 @@ import time_machine
 from django.contrib.admin.models import LogEntry
 from django.urls import reverse
 
-from packages.domain.holds import HoldReason
+from packages.holds import HoldReason
 from packages.models import (
     EventKind,
     PhasingEvent,

@@ -12,7 +12,7 @@ from django.contrib.admin.models import LogEntry
 from django.core.exceptions import ValidationError
 from django.core.management import CommandError, call_command
 
-from packages.domain.holds import HoldReason
+from packages.holds import HoldReason
 from packages.models import (
     EventKind,
     PhasingEvent,

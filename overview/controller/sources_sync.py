@@ -11,7 +11,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from overview.evidence.crash_sync import crashes_sync
-from overview.evidence.sources import crash_source
+from overview.judges.crash_source import crash_source
 from overview.monitoring.runs import periodic_run_recorded
 from packages.log_context import log_context
 from packages.services.faults import service_failed, service_recovered

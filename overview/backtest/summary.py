@@ -10,8 +10,8 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from overview.judges.backtest.runner import Outcome
-from overview.judges.backtest.scenarios import Scenario, Update
+from overview.backtest.runner import Outcome
+from overview.backtest.scenarios import Scenario, Update
 
 SIZE_BINS = (
     (1.0, 1.5, "rate 1.2–1.5×"),

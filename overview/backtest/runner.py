@@ -3,7 +3,7 @@
 In a scratch database of its own (an in-memory one on the embedded SQLite default, a
 temporary one on PostgreSQL), each judge in turn: the updates are published at the
 scenario's start with fifteen days of the previous version's crash history behind them;
-every hour the simulated machines (overview.judges.backtest.world) crash at the percentage the
+every hour the simulated machines (overview.backtest.world) crash at the percentage the
 controller set, their reports go through the real ingest, and the real tick decides, with
 the policy's judge set to the one under test. Nobody resumes a halted update. No server,
 no broker: write-backs are recorded, emails stay in memory.
@@ -25,11 +25,11 @@ from django.core.management import call_command
 from django.db import connection, connections
 from django.test.utils import override_settings, setup_databases, teardown_databases
 
+from overview.backtest.scenarios import PolicySpec, Scenario, Update
+from overview.backtest.world import UpdateWorld
 from overview.controller import tick as controller
 from overview.evidence.ingest import crash_reports_ingest
-from overview.evidence.sources.local import LocalCrashSource
-from overview.judges.backtest.scenarios import PolicySpec, Scenario, Update
-from overview.judges.backtest.world import UpdateWorld
+from overview.judges.local import LocalCrashSource
 from overview.models import (
     Assessment,
     BucketVersionStat,

@@ -29,8 +29,8 @@ from datetime import datetime, timedelta
 
 import numpy as np
 
+from overview.backtest.scenarios import Update
 from overview.evidence.sources.base import CrashReportRecord
-from overview.judges.backtest.scenarios import Update
 from packages.domain import apt_phasing
 
 HOUR = timedelta(hours=1)

@@ -1,0 +1,19 @@
+"""Queue a Celery task by its name, so a service never imports the tasks that call it.
+
+Tasks wrap services, so a service that queued a task by importing it would close an
+import circle (service -> tasks -> service). The registry hands back the task object
+itself, so `delay` keeps its meaning (eager in the embedded default, patched in tests).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from celery import current_app
+
+WRITE_BACK_PERCENTAGES = "overview.tasks.write_back_percentages"
+SEND_NOTIFICATION = "overview.tasks.send_notification"
+
+
+def task_enqueue(name: str, *args: Any) -> None:
+    current_app.tasks[name].delay(*args)
