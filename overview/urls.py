@@ -1,11 +1,13 @@
 from django.urls import path
 
-from overview.pages import feeds, views
+from overview.pages import feeds, history, views
 
 app_name = "overview"
 
 urlpatterns = [
     path("", views.index, name="index"),
+    # path: a name from before names were checked may hold a "/"; it still has a page.
+    path("source/<path:name>/", history.history, name="history"),
     path("problems/<int:pk>/", views.problem, name="problem"),
     path("machine/", views.machine, name="machine"),
     path("sources/", views.sources, name="sources"),

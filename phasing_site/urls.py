@@ -26,7 +26,6 @@ urlpatterns = [
     path("api/v1/", api.urls),
     path("healthz", monitoring.healthz, name="healthz"),
     path("metrics", monitoring.metrics, name="metrics"),
-    path("", include("packages.urls")),
     path("", include("overview.triage.urls")),
     path("", include("overview.urls")),
 ]

@@ -86,7 +86,7 @@ ROUTES: dict[str, Route] = {
     "favicon": route(expect("302 302 302 302 302")),
     "overview:feed-halts": route(PUBLIC),
     "overview:feed-changes": route(PUBLIC),
-    "packages:history": route(PUBLIC, name="package_name"),
+    "overview:history": route(PUBLIC, name="package_name"),
     # django-ninja's root only anchors the other paths and answers 404 by design.
     "api:api-root": route(expect("404 404 404 404 404")),
     "api:openapi-json": route(PUBLIC),

@@ -27,6 +27,7 @@ from django.test.utils import override_settings, setup_databases, teardown_datab
 
 from overview.backtest.scenarios import PolicySpec, Scenario, Update
 from overview.backtest.world import UpdateWorld
+from overview.controller import rule
 from overview.controller import tick as controller
 from overview.evidence.ingest import crash_reports_ingest
 from overview.judges.local import LocalCrashSource
@@ -190,7 +191,7 @@ def _run_judge(
             decisions = controller.tick(now=scenario.start + (hour + 1) * HOUR, crash_source=source)
         percentages_mark_applied(event_ids=pending, detail="backtest")
         for decision in decisions:
-            if decision.action == controller.Action.HALT and decision.publication_id not in halts:
+            if decision.action == rule.Action.HALT and decision.publication_id not in halts:
                 world = worlds[decision.publication_id]
                 halts[decision.publication_id] = (
                     hour + 1,

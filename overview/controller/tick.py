@@ -30,17 +30,17 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from enum import StrEnum
 
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from overview.controller import together
+from overview.controller import rule, together
 from overview.controller.assessments import assessments_record
 from overview.controller.halting import halting_problems
 from overview.controller.notifications import halt_notifications_create
 from overview.controller.problems import problems_record_each
+from overview.controller.rule import Action
 from overview.evidence.sources.base import (
     CrashAnswer,
     CrashQuery,
@@ -51,7 +51,7 @@ from overview.evidence.sources.base import (
 from overview.judges import pipeline as judging
 from overview.judges import verdicts
 from overview.judges.crash_source import crash_source as configured_crash_source
-from overview.models import Problem, Verdict
+from overview.models import Problem
 from packages.domain import policy as policy_rules
 from packages.holds import HoldReason, hold_words
 from packages.models import (
@@ -60,7 +60,6 @@ from packages.models import (
     PhasingState,
     Pocket,
     Publication,
-    UnknownVersion,
 )
 from packages.selectors import policies_by_scope
 from packages.services.phasing import (
@@ -73,15 +72,10 @@ from packages.services.phasing import (
 log = logging.getLogger(__name__)
 
 
-class Action(StrEnum):
-    ADVANCE = "advance"
-    COMPLETE = "complete"
-    HALT = "halt"
-    HOLD = "hold"
-
-
 @dataclass(frozen=True)
-class Decision:
+class Outcome:
+    """What one tick did (or, in a dry run, would do) to one update, for people to read."""
+
     publication_id: int
     label: str
     action: Action
@@ -133,7 +127,7 @@ def tick(
     now: datetime | None = None,
     dry_run: bool = False,
     crash_source: CrashSource | None = None,
-) -> list[Decision]:
+) -> list[Outcome]:
     """Run one controller tick at `now`; with dry_run, decide and report but change nothing."""
     # Days, "today" and the quiet weekend are UTC, whatever offset the caller used.
     now = (now or timezone.now()).astimezone(UTC)
@@ -170,7 +164,7 @@ def _decide_all(
     needs: dict[int, list[together.Need]],
     *,
     now: datetime,
-) -> list[Decision]:
+) -> list[Outcome]:
     policies = policies_by_scope()
     rules_of = {p.pk: policy_rules.resolve_for(policies, p) for p in publications}
     judged = {
@@ -182,7 +176,7 @@ def _decide_all(
         {pk: answer.problems for pk, answer in judged.items() if not answer.error}, now=now
     )
 
-    decisions: dict[int, Decision] = {}
+    decisions: dict[int, Outcome] = {}
     changes: list[tuple[Publication, Change]] = []
     holds: list[Publication] = []
     assessed = []
@@ -247,7 +241,7 @@ def _hold_together(
     publications: list[Publication],
     changes: list[tuple[Publication, Change]],
     holds: list[Publication],
-    decisions: dict[int, Decision],
+    decisions: dict[int, Outcome],
     needs: dict[int, list[together.Need]],
     rules_of: dict[int, policy_rules.Rules],
 ) -> None:
@@ -273,7 +267,7 @@ def _hold_together(
     changes[:] = capped
 
 
-def _failed(publication: Publication, exc: Exception) -> Decision:
+def _failed(publication: Publication, exc: Exception) -> Outcome:
     return _hold(publication, HoldReason.CONTROLLER_ERROR, f"{type(exc).__name__}: {exc}")[0]
 
 
@@ -283,9 +277,9 @@ def _hold_fields(publication: Publication) -> tuple[object, ...]:
 
 def _hold(
     publication: Publication, reason: str, detail: str
-) -> tuple[Decision, None, list[Problem]]:
+) -> tuple[Outcome, None, list[Problem]]:
     publication.hold_reason, publication.hold_detail = reason, detail[:500]
-    decision = Decision(
+    decision = Outcome(
         publication.pk,
         _label(publication),
         Action.HOLD,
@@ -304,121 +298,43 @@ def _decide(
     problems: list[Problem],
     verdict: tuple[str, str],
     now: datetime,
-) -> tuple[Decision, Change | None, list[Problem]]:
-    percentage = publication.phased_update_percentage
-
-    # A version the error tracker does not know (a 404, which lasts): the policy holds it,
-    # or judges it on the reports held here (the answer then carries those).
-    if answer.unknown_version and rules.unknown_version != UnknownVersion.LOCAL:
+) -> tuple[Outcome, Change | None, list[Problem]]:
+    """The rule's answer for one locked publication, as the change the tick writes."""
+    if answer.unknown_version or not answer.error:
         publication.crash_data_unavailable_since = None
-        if publication.state != PhasingState.PHASING:
-            return _hold(
-                publication, publication.hold_reason or HoldReason.PROBLEMS, publication.hold_detail
-            )
-        return _hold(publication, HoldReason.UNKNOWN_VERSION, answer.unknown_version)
-
-    if answer.error:
-        publication.crash_data_unavailable_since = publication.crash_data_unavailable_since or now
-        since = publication.crash_data_unavailable_since
-        if publication.state != PhasingState.PHASING:
-            # A person's pause or a halt keeps its own reason; the outage only adds "since".
-            return _hold(
-                publication, publication.hold_reason or HoldReason.PROBLEMS, publication.hold_detail
-            )
-        return _hold(
-            publication,
-            HoldReason.CRASH_DATA_UNAVAILABLE,
-            f"{answer.error} (since {since:%Y-%m-%d %H:%M} UTC)",
-        )
-    publication.crash_data_unavailable_since = None
-
+    elif publication.crash_data_unavailable_since is None:
+        publication.crash_data_unavailable_since = now
     blocking = halting_problems(publication.state, problems)
-    if blocking:
-        reason = "; ".join(verdicts.describe_problem(p) for p in blocking)
-        decision = Decision(
-            publication.pk,
-            _label(publication),
-            Action.HALT,
-            reason,
-            percentage,
-            0,
-            HoldReason.PROBLEMS,
-        )
-        return decision, Change.halted(reason=reason, by_person=False), blocking
-
-    if publication.state == PhasingState.PAUSED:
-        return _hold(
-            publication, HoldReason.PAUSED, publication.hold_detail or "paused by a person"
-        )
-    if publication.state == PhasingState.HALTED:
-        reason = publication.hold_reason or HoldReason.PROBLEMS
-        return _hold(publication, reason, publication.hold_detail)
-    if publication.release.frozen:
-        return _hold(publication, HoldReason.RELEASE_FROZEN, publication.release.frozen_reason)
-
-    target = policy_rules.next_percentage(rules, percentage)
-    if target is None:
-        if percentage >= policy_rules.FULL:
-            return (
-                Decision(
-                    publication.pk,
-                    _label(publication),
-                    Action.COMPLETE,
-                    "at 100%",
-                    percentage,
-                    percentage,
-                ),
-                Change.completed(),
-                [],
-            )
-        return _hold(
-            publication, HoldReason.WAITING, f"at the policy's ceiling of {rules.ceiling}%"
-        )
-    last = publication.last_increase_at or publication.date_published
-    due = last + rules.interval
-    if now < due:
-        return _hold(publication, HoldReason.WAITING, f"→ {target}% at {due:%Y-%m-%d %H:%M} UTC")
-    if rules.min_time_at_percentage and now - last < rules.min_time_at_percentage:
-        return _hold(
-            publication,
-            HoldReason.NOT_ENOUGH_DATA,
-            f"less than {rules.min_time_at_percentage} at {percentage}%",
-        )
-    # None: the source cannot count them (the error tracker), so the rule cannot apply.
-    if (
-        rules.min_previous_reports
-        and answer.previous_reports is not None
-        and answer.previous_reports < rules.min_previous_reports
-    ):
-        return _hold(
-            publication,
-            HoldReason.NOT_ENOUGH_DATA,
-            f"{answer.previous_reports or 0} reports of {publication.previous_version or 'the previous version'}, "
-            f"policy wants {rules.min_previous_reports} to compare with",
-        )
-    gate = rules.insufficient_gate
-    if (
-        gate is not None
-        and percentage >= gate
-        and verdict[0] == Verdict.INSUFFICIENT
-        and now - last < rules.insufficient_max_hold
-    ):
-        until = last + rules.insufficient_max_hold
-        return _hold(
-            publication,
-            HoldReason.NOT_ENOUGH_DATA,
-            f"{verdict[1]}; the policy holds at {gate}% until the verdict is healthy, "
-            f"at most until {until:%Y-%m-%d %H:%M} UTC",
-        )
-    if rules.quiet_weekend and target >= policy_rules.FULL and policy_rules.in_quiet_weekend(now):
-        return _hold(publication, HoldReason.QUIET_WEEKEND, "100% waits until Monday 12:00 UTC")
-
-    overridden = [p for p in problems if p.is_overridden]
-    detail = "no problems" if not overridden else f"{len(overridden)} overridden problem(s)"
-    change = Change.advanced(old=percentage, new=target, why=detail)
-    action = Action.COMPLETE if change.kind == EventKind.COMPLETED else Action.ADVANCE
-    return (
-        Decision(publication.pk, _label(publication), action, detail, percentage, target),
-        change,
-        [],
+    decision = rule.decide(
+        rule.facts_of(publication),
+        rule.Evidence(
+            unknown_version=answer.unknown_version,
+            error=answer.error,
+            blocking=tuple(verdicts.describe_problem(p) for p in blocking),
+            overridden=sum(1 for p in problems if p.is_overridden),
+            previous_reports=answer.previous_reports,
+            verdict=verdict[0],
+            verdict_words=verdict[1],
+        ),
+        rules,
+        now,
     )
+    if decision.action == rule.Action.HOLD:
+        return _hold(publication, decision.hold, decision.detail)
+    outcome = Outcome(
+        publication.pk,
+        _label(publication),
+        decision.action,
+        decision.detail,
+        decision.percentage,
+        decision.new_percentage,
+        decision.hold,
+    )
+    if decision.action == rule.Action.HALT:
+        return outcome, Change.halted(reason=decision.detail, by_person=False), blocking
+    if decision.new_percentage == decision.percentage:
+        return outcome, Change.completed(), []
+    change = Change.advanced(
+        old=decision.percentage, new=decision.new_percentage, why=decision.detail
+    )
+    return outcome, change, []

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from enum import StrEnum
 from typing import TYPE_CHECKING, TypedDict, cast
 
 from django.conf import settings
@@ -20,7 +19,9 @@ from django.db.models.functions import Coalesce
 if TYPE_CHECKING:
     from django_stubs_ext import WithAnnotations
 
+from overview.controller import rule
 from overview.controller.halting import halting_problems
+from overview.controller.rule import Action
 from overview.models import Assessment, CrashReport, ErrorBucket, Override, Problem
 from packages.domain import inputs
 from packages.domain import policy as policy_rules
@@ -120,19 +121,12 @@ def problem_views(publication: PublicationInPhasing) -> list[ProblemView]:
     return [ProblemView(problem, problem.is_overridden) for problem in publication.active_problems]
 
 
-class Next(StrEnum):
-    ADVANCE = "advance"
-    COMPLETE = "complete"
-    HALT = "halt"
-    HOLD = "hold"
-
-
 @dataclass(frozen=True)
 class Outlook:
     """What happens next to one update: it advances, it is complete, or it holds for a
     HoldReason. Worded by overview.pages.wording.outlook_lines."""
 
-    next: Next
+    next: Action
     now: datetime
     percentage: int
     hold: HoldReason = HoldReason.NONE
@@ -145,7 +139,7 @@ class Outlook:
     @property
     def kind(self) -> str:
         """'advance', 'complete', 'halt', or the hold reason (the API's next_step.kind)."""
-        return self.hold.value if self.next == Next.HOLD else self.next.value
+        return self.hold.value if self.next == Action.HOLD else self.next.value
 
 
 def _halt_detail(publication: PublicationInPhasing) -> str:
@@ -165,62 +159,86 @@ def _pause_actor(publication: PublicationInPhasing) -> str:
     return publication.hold_detail
 
 
+# Holds the last tick found from what only it reads; the page passes them to the rule.
+_TICK_ONLY_HOLDS = (HoldReason.DEPENDENCY, HoldReason.NOT_ENOUGH_DATA)
+# Holds the page words from their reason and since when, not from the tick's detail.
+_WORDED_BY_REASON = (
+    HoldReason.CRASH_DATA_UNAVAILABLE,
+    HoldReason.NOT_ENOUGH_DATA,
+    HoldReason.QUIET_WEEKEND,
+)
+
+
 def publication_outlook(
     publication: PublicationInPhasing, *, rules: policy_rules.Rules, now: datetime
 ) -> Outlook:
-    """Why an update holds, or when its next steps come under its policy."""
+    """What the controller's rule (overview.controller.rule) does next to this update, on
+    what the page knows of it: its stored state, problems and the last tick's holds."""
     percentage = publication.phased_update_percentage
-
-    def hold(reason: HoldReason, detail: str = "", since: datetime | None = None) -> Outlook:
-        return Outlook(Next.HOLD, now, percentage, hold=reason, detail=detail, since=since)
-
-    if publication.state == PhasingState.HALTED:
-        reason = HoldReason(publication.hold_reason or HoldReason.PROBLEMS)
-        if reason not in (HoldReason.PROBLEMS, HoldReason.PULLED):
-            reason = HoldReason.PROBLEMS  # an outage since the halt keeps the halt's reason
-        return hold(reason, _halt_detail(publication))
-    # The controller's own rule: problems no override covers halt a phasing or paused
-    # update at the next tick (unless crash data is missing then, and it holds instead).
+    if publication.state not in ACTIVE_STATES:
+        return Outlook(Action.COMPLETE, now, percentage)
     blocking = halting_problems(
         publication.state, [view.problem for view in problem_views(publication)]
     )
-    if blocking and publication.crash_data_unavailable_since is None:
-        titles = ", ".join(dict.fromkeys(str(problem) for problem in blocking))
-        return Outlook(Next.HALT, now, percentage, hold=HoldReason.PROBLEMS, detail=titles)
-    if publication.state == PhasingState.PAUSED:
-        return hold(HoldReason.PAUSED, _pause_actor(publication))
-    if publication.state != PhasingState.PHASING:
-        return Outlook(Next.COMPLETE, now, percentage)
-    if publication.release.frozen:
-        return hold(HoldReason.RELEASE_FROZEN, publication.release.frozen_reason)
-    if publication.hold_reason in (HoldReason.UNKNOWN_VERSION, HoldReason.DEPENDENCY):
-        return hold(HoldReason(publication.hold_reason), publication.hold_detail)
-    if publication.hold_reason in (
-        HoldReason.CRASH_DATA_UNAVAILABLE,
-        HoldReason.NOT_ENOUGH_DATA,
-        HoldReason.QUIET_WEEKEND,
-    ):
-        return hold(
-            HoldReason(publication.hold_reason), since=publication.crash_data_unavailable_since
-        )
+    titles = list(dict.fromkeys(str(problem) for problem in blocking))
+    stored = publication.hold_reason
+    decision = rule.decide(
+        rule.facts_of(publication),
+        rule.Evidence(
+            unknown_version=publication.hold_detail if stored == HoldReason.UNKNOWN_VERSION else "",
+            error="crash data unavailable" if publication.crash_data_unavailable_since else "",
+            blocking=tuple(titles),
+            held=stored if stored in _TICK_ONLY_HOLDS else "",
+            held_detail=publication.hold_detail,
+        ),
+        rules,
+        now,
+    )
+    if decision.action == Action.HALT:
+        return Outlook(Action.HALT, now, percentage, hold=HoldReason.PROBLEMS, detail=", ".join(titles))
+    reason = HoldReason(decision.hold or HoldReason.NONE)
+    if decision.action == Action.HOLD and reason != HoldReason.WAITING:
+        return _held(publication, reason, decision.detail, now)
     steps = policy_rules.projected_steps(
         rules,
-        percentage=publication.phased_update_percentage,
+        percentage=percentage,
         last_increase_at=publication.last_increase_at or publication.date_published,
         now=now,
     )
     if not steps:
-        return hold(HoldReason.WAITING, f"at the policy's ceiling of {percentage}%")
+        return Outlook(
+            Action.HOLD, now, percentage, hold=HoldReason.WAITING,
+            detail=f"at the policy's ceiling of {percentage}%",
+        )
     next_at, next_percentage = steps[0]
     full_at = next((at for at, value in steps if value >= policy_rules.FULL), None)
     return Outlook(
-        Next.ADVANCE,
+        Action.ADVANCE,
         now,
         percentage,
         next_percentage=next_percentage,
         next_at=next_at,
         full_at=full_at,
     )
+
+
+def _held(
+    publication: PublicationInPhasing, reason: HoldReason, detail: str, now: datetime
+) -> Outlook:
+    """A hold, said as the pages say it: who halted or paused, since when data is missing."""
+    percentage = publication.phased_update_percentage
+    if publication.state == PhasingState.HALTED:
+        if reason not in (HoldReason.PROBLEMS, HoldReason.PULLED):
+            reason = HoldReason.PROBLEMS  # an outage since the halt keeps the halt's reason
+        detail = _halt_detail(publication)
+    elif reason == HoldReason.PAUSED:
+        detail = _pause_actor(publication)
+    elif reason in _WORDED_BY_REASON:
+        detail = ""
+    since = (
+        publication.crash_data_unavailable_since if reason in _WORDED_BY_REASON else None
+    )
+    return Outlook(Action.HOLD, now, percentage, hold=reason, detail=detail, since=since)
 
 
 @dataclass

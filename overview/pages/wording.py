@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+from overview.controller.rule import Action
 from overview.models import Assessment
-from overview.pages.selectors import Averted, Next, Outlook, ReleaseSummary
+from overview.pages.selectors import Averted, Outlook, ReleaseSummary
 from packages.holds import HoldReason, hold_words
 
 
@@ -67,7 +68,7 @@ def utc_time(moment: datetime | None) -> str:
 
 def outlook_lines(outlook: Outlook) -> list[str]:
     """What happens next to an update, as one or two short lines."""
-    if outlook.next == Next.ADVANCE:
+    if outlook.next == Action.ADVANCE:
         assert outlook.next_at is not None
         wait = outlook.next_at - outlook.now
         if wait <= timedelta(0):
@@ -78,9 +79,9 @@ def outlook_lines(outlook: Outlook) -> list[str]:
         if outlook.full_at is not None and outlook.next_percentage != 100:
             lines.append(f"100% in {about_duration(outlook.full_at - outlook.now)}")
         return lines
-    if outlook.next == Next.COMPLETE:
+    if outlook.next == Action.COMPLETE:
         return ["complete"]
-    if outlook.next == Next.HALT:
+    if outlook.next == Action.HALT:
         return [f"→ 0% at the next run: halts on {outlook.detail}"]
     return [_hold_line(outlook)]
 

@@ -1,13 +1,10 @@
-"""Template filters of the public pages: the words of overview.pages.wording, and the footer."""
+"""Template filters of the public pages: the words of overview.pages.wording. They format
+what the view read and never query."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from django import template
 from django.core.exceptions import ObjectDoesNotExist
-from django.db.models import prefetch_related_objects
-from django.utils import timezone
 
 from overview.models import Assessment
 from overview.pages import wording
@@ -31,32 +28,9 @@ for _name in (
     register.filter(_name, getattr(wording, _name))
 
 
-@register.inclusion_tag("overview/_source_syncs.html", takes_context=True)
-def source_syncs(context: template.Context) -> dict:
-    """The footer: where the data comes from, and what is failing since when. One query
-    per page, none when the page's view read it already (the overview shows it on top)."""
-    status = context.get("service_status")
-    if status is None:
-        # Imported here to keep the module light.
-        from overview.monitoring.status import service_status
-
-        status = service_status(now=timezone.now())
-    return {"syncs": status.sources, "faults": status.faults}
-
-
-@register.simple_tag
-def with_assessments(publications: Iterable[Publication]) -> str:
-    """Fetch the assessments of a page of publications in one query, so each row can read
-    `publication.assessment` (for the publishing-history page, which the archive's app
-    draws without knowing of verdicts)."""
-    rows = list(publications)
-    prefetch_related_objects(rows, "assessment")
-    return ""
-
-
 @register.filter
 def assessment_of(publication: Publication) -> Assessment | None:
-    """The publication's assessment, or None (never a query: see with_assessments)."""
+    """The publication's assessment, or None (the view prefetched it: never a query)."""
     try:
         return publication.assessment
     except ObjectDoesNotExist:

@@ -156,7 +156,7 @@ class PublicationAdmin(PhasingPermissionMixin, admin.ModelAdmin):
     @admin.display(description="public page")
     def public_page(self, obj: Publication) -> str:
         return format_html(
-            '<a href="{}">history</a>', reverse("packages:history", args=[obj.source_package.name])
+            '<a href="{}">history</a>', reverse("overview:history", args=[obj.source_package.name])
         )
 
     # Each action: ask for the reason, call the service per publication, report both ways.

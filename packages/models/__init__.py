@@ -73,7 +73,7 @@ class SourcePackage(models.Model):
         return self.name
 
     def get_absolute_url(self) -> str:
-        return reverse("packages:history", args=[self.name])
+        return reverse("overview:history", args=[self.name])
 
 
 class Pocket(models.TextChoices):
@@ -205,7 +205,7 @@ class Publication(SourceFacts, models.Model):
         return f"{self.source_package.name} {self.version} ({self.release.codename}-{self.pocket})"
 
     def get_absolute_url(self) -> str:
-        return reverse("packages:history", args=[self.source_package.name])
+        return reverse("overview:history", args=[self.source_package.name])
 
     @property
     def is_active(self) -> bool:

@@ -25,7 +25,7 @@ def test_the_publications_list_shows_what_an_archive_admin_needs(archive_admin, 
     assert response.status_code == 200
     for text in ("tool", "noble", "1.2-1ubuntu0.1", "10%", "Phasing"):
         assert text in body
-    assert reverse("packages:history", args=["tool"]) in body
+    assert reverse("overview:history", args=["tool"]) in body
 
 
 def test_the_publications_list_filters_by_problems_and_state(archive_admin):

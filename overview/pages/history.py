@@ -1,8 +1,10 @@
-"""The publishing-history page of a source package."""
+"""The publishing-history page of a source package: every version, its chart, its verdict,
+and the events with who and why."""
 
 from __future__ import annotations
 
 from django.core.paginator import Paginator
+from django.db.models import prefetch_related_objects
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
@@ -22,14 +24,14 @@ def history(request: HttpRequest, name: str) -> HttpResponse:
             "name": name,
             "suggestions": selectors.close_package_names(name),
         }
-        return render(request, "packages/unknown_package.html", context, status=404)
+        return render(request, "overview/unknown_package.html", context, status=404)
 
     releases = list(Release.objects.filter(publications__source_package=package).distinct())
     codename = request.GET.get("release") or ""
     release = next((r for r in releases if r.codename == codename), None)
     if codename and release is None:
         context = {"package": package, "releases": releases, "unknown_release": codename}
-        return render(request, "packages/history.html", context, status=404)
+        return render(request, "overview/history.html", context, status=404)
 
     now = timezone.now()
     publications = Paginator(
@@ -37,6 +39,7 @@ def history(request: HttpRequest, name: str) -> HttpResponse:
     ).get_page(request.GET.get("page"))
     # Versions in a dependent group say what they need and what needs them.
     groups = selectors.dependency_groups(policies=selectors.policies_by_scope())
+    prefetch_related_objects(list(publications), "assessment")  # each version's verdict
     grouped = [(p, groups.get(p.pk)) for p in publications]
     events = Paginator(
         selectors.history_events(package=package, release=release), EVENTS_PAGE_SIZE
@@ -53,4 +56,4 @@ def history(request: HttpRequest, name: str) -> HttpResponse:
         "scheduled": selectors.pending_scheduled_changes(package=package, release=release),
         "now": now,
     }
-    return render(request, "packages/history.html", context)
+    return render(request, "overview/history.html", context)
