@@ -71,17 +71,6 @@ class SourceFacts:
         lowest = min(self.source_values, default=100)
         return lowest if lowest < 100 else None
 
-    def people_words(self) -> str:
-        """Uploader (Changed-By), signer and sponsor, each named once (forward keys: load
-        them with select_related)."""
-
-        def name(person: _Named | None) -> str:
-            return (person.name or person.account_name) if person is not None else ""
-
-        return words.upload_people(
-            uploader=name(self.uploader), signer=name(self.signer), sponsor=name(self.sponsor)
-        )
-
     def source_notes(self) -> list[str]:
         """What the source shows that people must know, worded for the pages."""
         return words.source_notes(

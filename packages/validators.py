@@ -17,9 +17,3 @@ def validate_version(value: str) -> None:
     problem = inputs.version_problem(value, blank=True)
     if problem:
         raise ValidationError(f"The version {problem}.", code="version")
-
-
-def validate_link(value: str) -> None:
-    problem = inputs.link_problem(value)
-    if problem:
-        raise ValidationError(f"The link {problem}.", code="link")

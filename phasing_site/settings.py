@@ -337,7 +337,6 @@ PHASING_JUDGE_ALPHA_HEALTHY = env_float("PHASING_JUDGE_ALPHA_HEALTHY", 0.05, abo
 # measurement (overview.judges.exposure measures it from other packages' crash reports).
 PHASING_UPTAKE_HOURS = env_float("PHASING_UPTAKE_HOURS", 8.0, above=0, below=1000)
 # Diagnostic: scales the uptake estimate (1 in production; the backtest varies it).
-PHASING_UPTAKE_ESTIMATE_FACTOR = env_float("PHASING_UPTAKE_ESTIMATE_FACTOR", 1.0, above=0, below=100)
 # The period over which "crashes averted" by a halt are estimated, at 100%.
 PHASING_AVERTED_DAYS = env_int("PHASING_AVERTED_DAYS", 7, minimum=1)
 

@@ -1,6 +1,6 @@
 """The phasing controller: one tick advances, holds or halts every update in phasing.
 
-The rules are those of docs/design.md ("The controller"), in this order for each
+The rules are those of docs/architecture.md ("The controller"), in this order for each
 publication in phasing, paused or halted:
 
 1. Crash data could not be fetched: hold, record since when. Never advance blind.

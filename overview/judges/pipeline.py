@@ -49,7 +49,7 @@ class Judgement:
         return rate * (1 - self.share) * days * 24
 
 
-def test_settings() -> sequential.SequentialTest:
+def judge_settings() -> sequential.SequentialTest:
     return sequential.SequentialTest(
         alpha=settings.PHASING_JUDGE_ALPHA,
         tolerance=settings.PHASING_JUDGE_TOLERANCE,
@@ -97,7 +97,7 @@ def publications_judge(
         by_release[p.release_id].append((own_sightings[p.pk], deficits[p.pk]))
     beliefs = {release: exposure.pooled(found, default) for release, found in by_release.items()}
 
-    test = test_settings()
+    test = judge_settings()
     judgements = {}
     for p in publications:
         uptake = _biased(exposure.fit(own_sightings[p.pk], beliefs[p.release_id], deficits[p.pk]))
@@ -201,9 +201,9 @@ def _anchored(
 
 
 def _biased(uptake: exposure.Uptake) -> exposure.Uptake:
-    """The estimate scaled by PHASING_UPTAKE_ESTIMATE_FACTOR: 1 in production; the
+    """The estimate scaled by PHASING_UPTAKE_ESTIMATE_FACTOR: unset (1) in production; the
     backtest sets it to show what a wrong estimate of uptake does."""
-    factor = settings.PHASING_UPTAKE_ESTIMATE_FACTOR
+    factor = getattr(settings, "PHASING_UPTAKE_ESTIMATE_FACTOR", 1)  # set by the backtest only
     if factor == 1:
         return uptake
     return exposure.Uptake(
@@ -256,23 +256,6 @@ def _judge(
         excess=excess,
         comparable=comparable,
     )
-
-
-def share_words(judgement: Judgement) -> str:
-    """'about 34% (measured: 812 machines seen, 2 days of the previous version's crashes)'."""
-    share = round(100 * judgement.share)
-    uptake = judgement.uptake
-    if not uptake.measured:
-        return f"about {share}% (modelled: uptake not yet measured)"
-    signals = []
-    if uptake.sightings:
-        signals.append(f"{uptake.sightings} machines seen in other packages' reports")
-    if uptake.deficit_hours:
-        plural = "s" if uptake.deficit_hours != 1 else ""
-        signals.append(
-            f"{uptake.deficit_hours} hour{plural} of the previous version's crashes falling away"
-        )
-    return f"about {share}% (measured: {', '.join(signals)})"
 
 
 def ratio_words(assessment: sequential.Assessment) -> str:

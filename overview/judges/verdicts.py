@@ -164,7 +164,7 @@ def rate_answer(
     if answer.error or rules.judge != policy.SEQUENTIAL or judgement is None:
         return answer
     problems = [p for p in answer.problems if p.kind != ProblemKind.INCREASED_RATE]
-    found = rate_problem(judgement, alpha=judging.test_settings().alpha)
+    found = rate_problem(judgement, alpha=judging.judge_settings().alpha)
     if found is not None:
         problems.append(found)
     return replace(answer, problems=tuple(problems))

@@ -268,14 +268,6 @@ class Problem(models.Model):
     def is_overridden(self) -> bool:
         return self.covering_override is not None
 
-    @property
-    def override_key(self) -> str:
-        """The THING of Ubuntu's overrides file: a problem URL, or 'increased-rate'."""
-        if self.kind == ProblemKind.INCREASED_RATE:
-            return Override.INCREASED_RATE
-        assert self.bucket is not None  # a new-bucket problem has one (a constraint)
-        return self.bucket.web_link or self.bucket.signature
-
 
 class Override(models.Model):
     """A triager's statement that a problem was not introduced by the update."""

@@ -1,6 +1,6 @@
 """Releases, source packages, people, publications, policies and the phasing audit trail.
 
-Words as in docs/design.md. Percentage and state of a publication change only through
+Words as in docs/architecture.md. Percentage and state of a publication change only through
 `packages.services.publication_transition`, which writes the PhasingEvent with them.
 """
 

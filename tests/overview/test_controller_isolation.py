@@ -157,10 +157,10 @@ def test_a_link_from_the_source_that_is_not_http_is_dropped_not_the_problem(cras
 
 
 def test_crash_data_unavailable_is_said_once(crashes):
-    from overview.evidence.sources.base import CrashDataUnavailable
+    from packages.sources.base import SourceError
 
     publication = PublicationFactory(last_increase_at=T0)
-    crashes.failure = CrashDataUnavailable("crash data unavailable: tracker timeout")
+    crashes.failure = SourceError("crash data unavailable: tracker timeout")
     [decision] = tick(crashes, T0 + 6 * HOURS)
     publication.refresh_from_db()
     assert publication.hold_detail.startswith("crash data unavailable: tracker timeout (since")

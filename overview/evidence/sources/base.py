@@ -14,7 +14,6 @@ from datetime import datetime
 from typing import Protocol, runtime_checkable
 
 from packages.domain import inputs
-from packages.sources.base import SourceError
 
 PROBLEM_KINDS = ("new_bucket", "increased_rate")  # as overview.models.ProblemKind
 # What a bucket holds, as overview.models.ProblemType: crashes, or package install failures.
@@ -30,10 +29,6 @@ def bucket_type(problem_type: str, signature: str = "") -> str:
     if problem_type == "Package" or (not problem_type and signature.startswith("package:")):
         return INSTALL_FAILURE
     return CRASH
-
-
-class CrashDataUnavailable(SourceError):
-    """Crash data for a publication could not be fetched: the controller must hold it."""
 
 
 @dataclass(frozen=True)
