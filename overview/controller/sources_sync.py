@@ -24,7 +24,7 @@ log = logging.getLogger(__name__)
 SYNC = "sync"
 
 
-def sources_sync(*, now: datetime | None = None) -> dict:
+def sources_sync(*, now: datetime | None = None) -> dict[str, object]:
     """Sync publications, then crashes, unless another sync holds the lease.
 
     A skipped sync is recorded as a fault of the "sync" service (who holds it, since when),
@@ -52,7 +52,7 @@ def sources_sync(*, now: datetime | None = None) -> dict:
         ),
         ("crashes", crashes.name, lambda: crashes_sync(crashes, progress=renew)),
     )
-    result: dict = {}
+    result: dict[str, object] = {}
     try:
         # Each source on its own: crash data keeps coming when the archive does not answer.
         for name, source, sync in syncs:

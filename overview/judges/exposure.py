@@ -115,7 +115,7 @@ def _time_eligible(percentages: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
 
 def installed_shares(percentages: Sequence[int], uptake_hours: float) -> np.ndarray:
     """The share of machines on the new version in the middle of each hour."""
-    return _shares(percentages, np.array([uptake_hours]))[0]
+    return np.asarray(_shares(percentages, np.array([uptake_hours]))[0])
 
 
 def _shares(percentages: Sequence[int], uptakes: np.ndarray) -> np.ndarray:
@@ -125,7 +125,7 @@ def _shares(percentages: Sequence[int], uptakes: np.ndarray) -> np.ndarray:
     time_eligible, weights = _time_eligible(percentages)
     rates = 1.0 / np.maximum(uptakes, 1e-3)
     installed = 1.0 - np.exp(-time_eligible[None, :, :] * rates[:, None, None])
-    return installed @ weights
+    return np.asarray(installed @ weights)
 
 
 def _log_likelihood(
@@ -137,7 +137,7 @@ def _log_likelihood(
     if not seen.any():
         return np.zeros(len(UPTAKE_GRID))
     shares = np.clip(_shares(percentages, UPTAKE_GRID)[:, seen], 1e-9, 1 - 1e-9)
-    return np.log(shares) @ new_a[seen] + np.log1p(-shares) @ old_a[seen]
+    return np.asarray(np.log(shares) @ new_a[seen] + np.log1p(-shares) @ old_a[seen])
 
 
 def log_belief(belief: Uptake) -> np.ndarray:

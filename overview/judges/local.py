@@ -23,6 +23,7 @@ from overview.evidence.sources.base import (
     CrashReportRecord,
     ProblemRecord,
 )
+from overview.evidence.sources.simulator import SimulatedCrashFeed
 from overview.judges import ubuntu as crashes
 from overview.models import BucketVersionStat, CrashCounter
 from packages.models import SourceSync
@@ -44,7 +45,7 @@ class LocalCrashSource:
     # The reports themselves are here, so the sequential judge can count them hour by hour.
     keeps_reports = True
 
-    def __init__(self, *, feed=None) -> None:
+    def __init__(self, *, feed: SimulatedCrashFeed | None = None) -> None:
         self.feed = feed
         if feed is not None:
             self.name = getattr(feed, "name", "local")
@@ -68,7 +69,7 @@ class LocalCrashSource:
     def reports(self, *, since: datetime | None, now: datetime) -> Iterator[CrashReportRecord]:
         if self.feed is None:
             return iter(())
-        return self.feed.reports(since=since, now=now)
+        return iter(self.feed.reports(since=since, now=now))
 
     def problems(
         self, queries: Sequence[CrashQuery], *, now: datetime
@@ -123,7 +124,7 @@ class LocalCrashSource:
         today_date = now.date()
         first_day = today_date - timedelta(days=settings.PHASING_RATE_BASELINE_DAYS)
         today: dict[tuple[str, str, str], int] = {}
-        daily: dict[tuple[str, str, str], dict] = defaultdict(dict)
+        daily: dict[tuple[str, str, str], dict[object, int]] = defaultdict(dict)
         for release, package, version, day, count in CrashCounter.objects.filter(
             **scope, day__gte=first_day, day__lte=today_date
         ).values_list("release__codename", "source_package__name", "version", "day", "count"):

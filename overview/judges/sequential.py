@@ -234,7 +234,7 @@ def _mixtures(grid: np.ndarray, direction: int, weight: float) -> np.ndarray:
     mixture, still valid."""
     index, valid = (_ABOVE, _ABOVE_VALID) if direction > 0 else (_BELOW, _BELOW_VALID)
     ratios = np.exp(np.minimum(700.0, grid[index] - grid[:, None]))
-    return weight * np.where(valid, ratios, 0.0).sum(axis=1)
+    return np.asarray(weight * np.where(valid, ratios, 0.0).sum(axis=1))
 
 
 def _mixture(grid: np.ndarray, null: int, direction: int, weight: float) -> float:
@@ -409,4 +409,4 @@ def _anchored_log_likelihoods(
     ) + totals.sum() * np.log(levels)[None, :, None]
     # The split between versions and hours: the terms of the uptake only, and the other data.
     split = np.log(s) @ n_new + np.log1p(-s) @ n_old + side
-    return days + (n_new.sum() * log_theta)[:, None, None] + split[None, None, :]
+    return np.asarray(days + (n_new.sum() * log_theta)[:, None, None] + split[None, None, :])
