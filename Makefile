@@ -86,7 +86,7 @@ clean:
 # Mutation testing (mutmut, not part of CI) of the rules: the regression rules, the policy
 # arithmetic and the controller's decision function, each mutant against the tests that
 # pin them. Prints the survivors; `mutmut show NAME` shows one. Slow: tens of minutes.
-MUTANTS ?= "overview.judges.ubuntu.*" "packages.domain.policy.*" "overview.controller.tick.x__decide__mutmut_*"
+MUTANTS ?= "overview.judges.ubuntu.*" "packages.domain.policy.*" "overview.controller.rule.*"
 mutants: install-dev
 	rm -rf mutants
 	$(VENV)/bin/mutmut run $(MUTANTS)

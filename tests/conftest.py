@@ -10,7 +10,7 @@ from django.test import Client
 from packages.roles import ARCHIVE_ADMINS, GROUP_PERMISSIONS, TRIAGERS
 from tests.factories import NOW, PublicationFactory, SourcePackageFactory, UserFactory
 from tests.fake_http import FakeHTTPServer, SleepRecorder
-from tests.overview.controller_fakes import ScriptedCrashes
+from tests.overview.controller.fakes import ScriptedCrashes
 
 
 @pytest.fixture(autouse=True)

@@ -26,7 +26,7 @@ from packages.models import Publication, Release, SourcePackage
 from packages.services import publication_pause, release_freeze
 from packages.services.sync import publications_sync
 from packages.sources.base import PersonRecord, PublicationRecord
-from tests.overview.controller_fakes import ScriptedCrashes, tick
+from tests.overview.controller.fakes import ScriptedCrashes, tick
 from tests.packages.services.sync_fakes import ListSource
 from tests.test_permission_matrix import (  # noqa: F401 (seed is a fixture)
     PERSONAS,

@@ -179,7 +179,7 @@ MAX_DAY_TO_DAY = 0.25
 # The upper bound taken of how much days differ (its normal quantile): at 75 %, fifteen
 # days of a package with 100 crashes a day allow for about 6 % (Poisson alone: 0); the
 # anchored test's simulated false halts stayed under 1 % with days differing by 10 % to
-# 30 % (tests/overview/test_sequential.py), and a higher bound costs it a quarter of its
+# 30 % (tests/overview/judges/test_sequential.py), and a higher bound costs it a quarter of its
 # power at 100 crashes a day.
 _Z_DAYS = 0.674
 

@@ -13,7 +13,7 @@ from django.conf import settings
 from overview import tasks
 from packages.log_context import log_context
 from tests.factories import PublicationFactory
-from tests.overview.controller_fakes import ScriptedCrashes
+from tests.overview.controller.fakes import ScriptedCrashes
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from packages.sources.simulator import Simulator
 from tests.factories import (
     PublicationFactory,
 )
-from tests.overview.controller_fakes import HOURS, T0, tick
+from tests.overview.controller.fakes import HOURS, T0, tick
 
 pytestmark = [pytest.mark.django_db, pytest.mark.embedded]
 
