@@ -7,3 +7,8 @@ class OverviewConfig(AppConfig):
 
     def ready(self) -> None:
         from overview import checks  # noqa: F401  (registers system checks)
+        from overview.notices import delivery, tasks  # noqa: F401  (registers the tasks)
+        from packages.services.announcements import listener_register
+
+        # Webhooks and chat notices hear of events after commit (packages never imports us).
+        listener_register(delivery.on_announcement)

@@ -248,6 +248,8 @@ CELERY_BEAT_SCHEDULE = {
     },
     # Retry write-backs to the source and halt emails that did not go out.
     "reconcile": {"task": "overview.tasks.reconcile", "schedule": 300.0},
+    # Send webhook deliveries that no task sent (broker down, a lost retry).
+    "webhook-deliveries": {"task": "overview.notices.send_due", "schedule": 60.0},
     # Run the archive admins' scheduled changes that are due, each once.
     "scheduled-changes": {
         "task": "packages.tasks.run_scheduled_changes",
@@ -288,6 +290,14 @@ PHASING_APT_PREVIOUS_SUITES = env_list(
     "PHASING_APT_PREVIOUS_SUITES", ["{codename}", "{codename}-security", "{codename}-updates"]
 )
 PHASING_SITE_URL = env_str("PHASING_SITE_URL", "http://127.0.0.1:8000")
+# Webhooks and chat notices (docs/teams.md). Private, loopback and link-local addresses
+# are refused unless allowed here (a receiver on the same network, the tests).
+PHASING_WEBHOOKS_ALLOW_PRIVATE = env_bool("PHASING_WEBHOOKS_ALLOW_PRIVATE", False)
+PHASING_WEBHOOKS_TIMEOUT = float(env_int("PHASING_WEBHOOKS_TIMEOUT", 5, minimum=1))
+# Attempts of one delivery (backoff 30 s, 1, 2, 4 min ... at most 15 min apart).
+PHASING_WEBHOOKS_MAX_ATTEMPTS = env_int("PHASING_WEBHOOKS_MAX_ATTEMPTS", 8, minimum=1)
+# Failed attempts in a row, across deliveries, that disable an endpoint.
+PHASING_WEBHOOKS_DISABLE_AFTER = env_int("PHASING_WEBHOOKS_DISABLE_AFTER", 20, minimum=1)
 # Links out (packages/links.py): URL templates, Ubuntu's by default; empty means no link.
 # Each is checked at start-up (overview.E003): http(s) only, known placeholders only.
 PHASING_LINK_SOURCE = env_str(

@@ -18,7 +18,7 @@ from axes.models import AccessAttempt, AccessFailureLog, AccessLog
 from django.contrib.contenttypes.models import ContentType
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
-from overview.models import Notification
+from overview.models import Notification, WebhookDelivery, WebhookEndpoint
 from packages.models import EventKind, PhasingEvent, PhasingState, SourceSync
 from packages.roles import TRIAGERS
 from tests.conftest import group_named
@@ -148,6 +148,9 @@ ADMIN_MODELS: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "packages_sourcesync": ("200 403 200 403 200", "200 403 200 403 200", ()),
     # Made by the publication and release actions; cancelled and signed off by actions.
     "packages_scheduledchange": ("200 403 200 403 200", "200 403 200 403 200", ()),
+    # Where notices go: archive admins manage endpoints; deliveries are read-only records.
+    "overview_webhookendpoint": ("200 200 200 200 200", "200 200 200 200 200", ()),
+    "overview_webhookdelivery": ("200 403 200 403 200", "200 403 200 403 200", ()),
     "auth_group": ("403 403 403 403 403", "200 200 200 200 200", ()),
     "auth_user": ("403 403 403 403 403", "200 200 200 200 200", ()),
     "axes_accessattempt": ("403 403 403 403 403", "200 403 200 200 200", ()),
@@ -220,6 +223,7 @@ def seed(superuser):
         created_at=NOW,
     )
     sync = SourceSync.objects.create(name="simulator", kind="publications")
+    endpoint = WebhookEndpoint.objects.create(name="team", url="https://hooks.example.org/")
     access = {
         "user_agent": "test",
         "ip_address": "127.0.0.1",
@@ -248,6 +252,10 @@ def seed(superuser):
         "packages_sourcesync": sync,
         "packages_scheduledchange": ScheduledChangeFactory(
             publication=publication, created_by=superuser
+        ),
+        "overview_webhookendpoint": endpoint,
+        "overview_webhookdelivery": WebhookDelivery.objects.create(
+            endpoint=endpoint, message_id="msg_1", notice_type="test", payload={}, created_at=NOW
         ),
         "auth_group": group_named(TRIAGERS),
         "auth_user": superuser,
