@@ -44,3 +44,27 @@ def test_a_dry_run_tick_announces_nothing(
     with django_capture_on_commit_callbacks(execute=True):
         controller.tick(now=T0 + 6 * HOURS, dry_run=True, crash_source=crashes)
     assert WebhookDelivery.objects.count() == 0
+
+
+def test_every_notice_matches_the_schema_in_the_openapi_document(
+    receiver, endpoint, queued, archive_admin_user, django_capture_on_commit_callbacks, client
+):
+    from overview.notices import delivery
+    from overview.notices.schema import WebhookNotice, notice_schema
+    from packages.services import releases, rollouts
+
+    publication = PublicationFactory()
+    with django_capture_on_commit_callbacks(execute=True):
+        rollouts.publication_halt(publication=publication, reason="bad", actor=archive_admin_user)
+    with django_capture_on_commit_callbacks(execute=True):
+        releases.release_freeze(release=publication.release, actor=archive_admin_user, reason="x")
+    delivery.test_event_send(endpoint)
+    drain(queued)
+    for sent in WebhookDelivery.objects.all():
+        delivery.delivery_attempt(delivery_id=sent.pk)
+    document = client.get("/api/v1/openapi.json").json()
+    schema = document["webhooks"]["notice"]["post"]["requestBody"]["content"]["application/json"]
+    assert {p["type"] for p in receiver.verified} == {"update.halted", "release.frozen", "test"}
+    assert schema["schema"] == notice_schema()
+    for payload in receiver.verified:
+        WebhookNotice.model_validate(payload)  # extra keys are refused too
