@@ -40,6 +40,9 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 USE_TZ = True
 LOGIN_URL = "/accounts/login/"
+# Beside the demo on the same host: cookies do not tell ports apart, so these have their own names.
+SESSION_COOKIE_NAME = "idp_sessionid"
+CSRF_COOKIE_NAME = "idp_csrftoken"
 OAUTH2_PROVIDER = {
     "OIDC_ENABLED": True,
     "OIDC_RSA_PRIVATE_KEY": os.environ["OIDC_TEST_PRIVATE_KEY"],

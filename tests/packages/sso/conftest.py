@@ -137,7 +137,7 @@ class Browser:
                 data={
                     "username": username,
                     "password": password,
-                    "csrfmiddlewaretoken": self.at_provider.cookies["csrftoken"],
+                    "csrfmiddlewaretoken": self.at_provider.cookies["idp_csrftoken"],
                 },
                 headers={"Referer": login_url},
                 allow_redirects=False,
