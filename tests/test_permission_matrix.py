@@ -19,7 +19,13 @@ from django.contrib.contenttypes.models import ContentType
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from overview.models import Notification, WebhookDelivery, WebhookEndpoint
-from packages.models import EventKind, PhasingEvent, PhasingState, SourceSync
+from packages.models import (
+    EventKind,
+    PhasingEvent,
+    PhasingState,
+    SingleSignOnIdentity,
+    SourceSync,
+)
 from packages.roles import TRIAGERS
 from tests.conftest import group_named
 from tests.factories import (
@@ -155,6 +161,8 @@ ADMIN_MODELS: dict[str, tuple[str, str, tuple[str, ...]]] = {
     # Where notices go: archive admins manage endpoints; deliveries are read-only records.
     "overview_webhookendpoint": ("200 200 200 200 200", "200 200 200 200 200", ()),
     "overview_webhookdelivery": ("200 403 200 403 200", "200 403 200 403 200", ()),
+    # Written at each single sign-on; only a superuser reads them or removes a link.
+    "packages_singlesignonidentity": ("403 403 403 403 403", "200 403 200 200 200", ()),
     "auth_group": ("403 403 403 403 403", "200 200 200 200 200", ()),
     "auth_user": ("403 403 403 403 403", "200 200 200 200 200", ()),
     "axes_accessattempt": ("403 403 403 403 403", "200 403 200 200 200", ()),
@@ -260,6 +268,9 @@ def seed(superuser):
         "overview_webhookendpoint": endpoint,
         "overview_webhookdelivery": WebhookDelivery.objects.create(
             endpoint=endpoint, message_id="msg_1", notice_type="test", payload={}, created_at=NOW
+        ),
+        "packages_singlesignonidentity": SingleSignOnIdentity.objects.create(
+            user=superuser, issuer="https://sso.example.org", subject="1"
         ),
         "auth_group": group_named(TRIAGERS),
         "auth_user": superuser,
