@@ -75,6 +75,11 @@ class SingleSignOnBackend(OIDCAuthenticationBackend):
             log.warning("single sign-on refused: %s", exc)
             return None
 
+    def get_user(self, user_id: Any) -> User | None:
+        """The signed-in person of a session, unless their account was deactivated since."""
+        user = super().get_user(user_id)
+        return user if user is not None and self.user_can_authenticate(user) else None
+
     def verify_token(self, token: str, **kwargs: Any) -> dict[str, Any]:
         """The ID token, checked: signature, issuer, audience, expiry, issue time, nonce."""
         try:

@@ -60,6 +60,14 @@ def test_a_person_signs_in_and_their_provider_groups_become_their_rights(sso, br
     assert browser.client.get("/admin/").status_code == 200
 
 
+def test_a_deactivated_account_loses_its_session_at_once(sso, browser):
+    sso.user("frank", claims={"groups": ["archive-admins"]})
+    browser.sign_in("frank")
+    assert browser.client.get("/admin/").status_code == 200
+    User.objects.filter(username="frank").update(is_active=False)
+    assert browser.client.get("/admin/").status_code == 302
+
+
 def test_removal_at_the_provider_removes_the_rights_at_the_next_sign_in(sso, browser, client):
     sso.user("bob", claims={"groups": ["triagers", "archive-admins"]})
     browser.sign_in("bob")
