@@ -201,3 +201,5 @@ class PublicationAdmin(ArchivePublicationAdmin):
     def problem_count(self, obj: Publication) -> int:
         count: int = vars(obj)["active_problem_count"]  # annotated by get_queryset
         return count
+
+from overview.notices import admin as _notices_admin  # noqa: E402,F401  (webhook endpoints)

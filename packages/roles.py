@@ -37,5 +37,11 @@ GROUP_PERMISSIONS: dict[str, tuple[str, ...]] = {
         "overview.view_override",
         "overview.view_notification",
         "packages.view_sourcesync",
+        # Where notices go (docs/teams.md): endpoints and their deliveries.
+        "overview.view_webhookendpoint",
+        "overview.add_webhookendpoint",
+        "overview.change_webhookendpoint",
+        "overview.delete_webhookendpoint",
+        "overview.view_webhookdelivery",
     ),
 }

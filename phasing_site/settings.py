@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
@@ -141,7 +142,8 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
-    "django.contrib.auth.backends.ModelBackend",
+    # Django's accounts; PHASING_PASSWORD_LOGIN off keeps all but break-glass admins out.
+    "packages.sso.backends.PasswordBackend",
 ]
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -249,6 +251,8 @@ CELERY_BEAT_SCHEDULE = {
     },
     # Retry write-backs to the source and halt emails that did not go out.
     "reconcile": {"task": "overview.tasks.reconcile", "schedule": 300.0},
+    # Send webhook deliveries that no task sent (broker down, a lost retry).
+    "webhook-deliveries": {"task": "overview.notices.send_due", "schedule": 60.0},
     # Run the archive admins' scheduled changes that are due, each once.
     "scheduled-changes": {
         "task": "packages.tasks.run_scheduled_changes",
@@ -289,6 +293,45 @@ PHASING_APT_PREVIOUS_SUITES = env_list(
     "PHASING_APT_PREVIOUS_SUITES", ["{codename}", "{codename}-security", "{codename}-updates"]
 )
 PHASING_SITE_URL = env_str("PHASING_SITE_URL", "http://127.0.0.1:8000")
+# Single sign-on over OpenID Connect (docs/teams.md): on when an issuer is set. The
+# provider's endpoints come from its discovery document; a groups claim maps to the
+# triagers and archive-admins groups at each sign-in.
+PHASING_OIDC_ISSUER = env_str("PHASING_OIDC_ISSUER").rstrip("/")
+PHASING_OIDC_ENABLED = bool(PHASING_OIDC_ISSUER)
+PHASING_OIDC_PROVIDER_NAME = env_str("PHASING_OIDC_PROVIDER_NAME", "single sign-on")
+PHASING_OIDC_GROUPS_CLAIM = env_str("PHASING_OIDC_GROUPS_CLAIM", "groups")
+PHASING_OIDC_TRIAGER_GROUPS = env_list("PHASING_OIDC_TRIAGER_GROUPS", ["triagers"])
+PHASING_OIDC_ARCHIVE_ADMIN_GROUPS = env_list("PHASING_OIDC_ARCHIVE_ADMIN_GROUPS", ["archive-admins"])
+# A session from single sign-on lasts this long: rights removed at the provider go at the
+# next sign-in.
+PHASING_OIDC_SESSION_SECONDS = env_int("PHASING_OIDC_SESSION_SECONDS", 8 * 3600, minimum=60)
+# Off: only superusers and these break-glass accounts may log in with a password.
+PHASING_PASSWORD_LOGIN = env_bool("PHASING_PASSWORD_LOGIN", True)
+PHASING_BREAK_GLASS_USERS = env_list("PHASING_BREAK_GLASS_USERS", [])
+# mozilla-django-oidc's own settings, from the ones above.
+OIDC_RP_CLIENT_ID = env_str("PHASING_OIDC_CLIENT_ID")
+OIDC_RP_CLIENT_SECRET = env_str("PHASING_OIDC_CLIENT_SECRET")
+OIDC_RP_SCOPES = " ".join(env_list("PHASING_OIDC_SCOPES", ["openid", "email", "profile", "groups"]))
+OIDC_RP_SIGN_ALGO = env_str("PHASING_OIDC_SIGN_ALGO", "RS256")
+OIDC_USE_PKCE = True
+OIDC_USE_NONCE = True
+OIDC_STORE_ID_TOKEN = True  # for the provider's logout (id_token_hint)
+OIDC_TIMEOUT = PHASING_HTTP_TIMEOUT
+LOGOUT_REDIRECT_URL_PATH = "/"
+if PHASING_OIDC_ENABLED:
+    AUTHENTICATION_BACKENDS.append("packages.sso.backends.SingleSignOnBackend")
+    # The sign-out form's redirect goes on to the provider's end-session page.
+    _issuer_origin = "{0.scheme}://{0.netloc}".format(urlsplit(PHASING_OIDC_ISSUER))
+    CONTENT_SECURITY_POLICY["DIRECTIVES"]["form-action"].append(_issuer_origin)
+
+# Webhooks and chat notices (docs/teams.md). Private, loopback and link-local addresses
+# are refused unless allowed here (a receiver on the same network, the tests).
+PHASING_WEBHOOKS_ALLOW_PRIVATE = env_bool("PHASING_WEBHOOKS_ALLOW_PRIVATE", False)
+PHASING_WEBHOOKS_TIMEOUT = float(env_int("PHASING_WEBHOOKS_TIMEOUT", 5, minimum=1))
+# Attempts of one delivery (backoff 30 s, 1, 2, 4 min ... at most 15 min apart).
+PHASING_WEBHOOKS_MAX_ATTEMPTS = env_int("PHASING_WEBHOOKS_MAX_ATTEMPTS", 8, minimum=1)
+# Failed attempts in a row, across deliveries, that disable an endpoint.
+PHASING_WEBHOOKS_DISABLE_AFTER = env_int("PHASING_WEBHOOKS_DISABLE_AFTER", 20, minimum=1)
 # Links out (packages/links.py): URL templates, Ubuntu's by default; empty means no link.
 # Each is checked at start-up (overview.E003): http(s) only, known placeholders only.
 PHASING_LINK_SOURCE = env_str(

@@ -7,6 +7,7 @@ from django.urls import include, path
 from overview.api import api
 from overview.monitoring import views as monitoring
 from packages.admin.forms import LoginForm
+from packages.sso.views import LoginPageView
 
 
 def favicon(request: HttpRequest) -> HttpResponseRedirect:
@@ -19,10 +20,12 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path(
         "accounts/login/",
-        auth_views.LoginView.as_view(authentication_form=LoginForm),
+        LoginPageView.as_view(authentication_form=LoginForm),
         name="login",
     ),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    # Single sign-on over OpenID Connect (404 unless PHASING_OIDC_ISSUER is set).
+    path("oidc/", include("packages.sso.urls")),
     path("api/v1/", api.urls),
     path("healthz", monitoring.healthz, name="healthz"),
     path("metrics", monitoring.metrics, name="metrics"),

@@ -188,6 +188,7 @@ class FakeHTTPServer:
 
             do_GET = _serve
             do_POST = _serve
+            do_PUT = _serve
 
         return Handler
 

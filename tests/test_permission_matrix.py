@@ -18,8 +18,14 @@ from axes.models import AccessAttempt, AccessFailureLog, AccessLog
 from django.contrib.contenttypes.models import ContentType
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
-from overview.models import Notification
-from packages.models import EventKind, PhasingEvent, PhasingState, SourceSync
+from overview.models import Notification, WebhookDelivery, WebhookEndpoint
+from packages.models import (
+    EventKind,
+    PhasingEvent,
+    PhasingState,
+    SingleSignOnIdentity,
+    SourceSync,
+)
 from packages.roles import TRIAGERS
 from tests.conftest import group_named
 from tests.factories import (
@@ -127,6 +133,10 @@ ROUTES: dict[str, Route] = {
     "admin:app_list": route(STAFF, app_label="packages_app"),
     "admin/(?P<url>.*)$": route(expect("302 302 302 404 404"), path="/admin/no-such-page/"),
     "admin:auth_user_password_change": route(expect("302 302 302 403 200"), id="user"),
+    # Single sign-on is not configured here: not found for everyone; sign-out is POST only.
+    "oidc_authentication_init": route(expect("404 404 404 404 404")),
+    "oidc_authentication_callback": route(expect("404 404 404 404 404")),
+    "oidc_logout": route(expect("405 405 405 405 405")),
 }
 
 # Admin models: statuses of changelist, add, history, delete, change, first for the archive
@@ -148,6 +158,11 @@ ADMIN_MODELS: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "packages_sourcesync": ("200 403 200 403 200", "200 403 200 403 200", ()),
     # Made by the publication and release actions; cancelled and signed off by actions.
     "packages_scheduledchange": ("200 403 200 403 200", "200 403 200 403 200", ()),
+    # Where notices go: archive admins manage endpoints; deliveries are read-only records.
+    "overview_webhookendpoint": ("200 200 200 200 200", "200 200 200 200 200", ()),
+    "overview_webhookdelivery": ("200 403 200 403 200", "200 403 200 403 200", ()),
+    # Written at each single sign-on; only a superuser reads them or removes a link.
+    "packages_singlesignonidentity": ("403 403 403 403 403", "200 403 200 200 200", ()),
     "auth_group": ("403 403 403 403 403", "200 200 200 200 200", ()),
     "auth_user": ("403 403 403 403 403", "200 200 200 200 200", ()),
     "axes_accessattempt": ("403 403 403 403 403", "200 403 200 200 200", ()),
@@ -220,6 +235,7 @@ def seed(superuser):
         created_at=NOW,
     )
     sync = SourceSync.objects.create(name="simulator", kind="publications")
+    endpoint = WebhookEndpoint.objects.create(name="team", url="https://hooks.example.org/")
     access = {
         "user_agent": "test",
         "ip_address": "127.0.0.1",
@@ -248,6 +264,13 @@ def seed(superuser):
         "packages_sourcesync": sync,
         "packages_scheduledchange": ScheduledChangeFactory(
             publication=publication, created_by=superuser
+        ),
+        "overview_webhookendpoint": endpoint,
+        "overview_webhookdelivery": WebhookDelivery.objects.create(
+            endpoint=endpoint, message_id="msg_1", notice_type="test", payload={}, created_at=NOW
+        ),
+        "packages_singlesignonidentity": SingleSignOnIdentity.objects.create(
+            user=superuser, issuer="https://sso.example.org", subject="1"
         ),
         "auth_group": group_named(TRIAGERS),
         "auth_user": superuser,

@@ -74,12 +74,37 @@ def test_with_postgresql_and_redis_set_it_uses_them(tmp_path):
         ({"DEBUG": "0"}, "SECRET_KEY must be set"),
         ({"DEBUG": "1", "EMAIL_PORT": "twenty-five"}, "EMAIL_PORT must be a whole number"),
         ({"DEBUG": "1", "PHASING_APT_SUITES": "noble"}, "PHASING_APT_SUITES: 'noble' is not"),
+        ({"DEBUG": "1", "PHASING_PASSWORD_LOGIN": "sso"}, "PHASING_PASSWORD_LOGIN must be a"),
+        ({"DEBUG": "1", "PHASING_WEBHOOKS_TIMEOUT": "0"}, "PHASING_WEBHOOKS_TIMEOUT must be at"),
     ],
 )
 def test_a_bad_or_missing_value_stops_start_up_with_a_clear_message(tmp_path, env, message):
     result = load(tmp_path, **env)
     assert result.returncode != 0
     assert message in result.stderr
+
+
+def test_an_issuer_turns_single_sign_on_on_and_lets_the_sign_out_reach_the_provider(tmp_path):
+    probe = (
+        "import json, django; from django.conf import settings as s; django.setup(); "
+        "print(json.dumps({'backends': s.AUTHENTICATION_BACKENDS, 'scopes': s.OIDC_RP_SCOPES, "
+        "'form': s.CONTENT_SECURITY_POLICY['DIRECTIVES']['form-action']}))"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in TEST_RUN_ONLY}
+    env.update(
+        DJANGO_SETTINGS_MODULE="phasing_site.settings",
+        PHASING_VAR_DIR=str(tmp_path),
+        DEBUG="1",
+        PHASING_OIDC_ISSUER="https://sso.example.org/realms/ubuntu/",
+        PHASING_OIDC_SCOPES="openid,email,teams",
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
+    )
+    values = json.loads(result.stdout)
+    assert values["backends"][-1] == "packages.sso.backends.SingleSignOnBackend"
+    assert values["scopes"] == "openid email teams"
+    assert values["form"] == ["'self'", "https://sso.example.org"]
 
 
 def test_production_settings_pass_check_deploy(tmp_path):

@@ -18,6 +18,7 @@ from ninja.openapi.docs import Swagger
 from overview.api.fleet import MAX_FLEET
 from overview.api.fleet import router as fleet_router
 from overview.api.routes import router
+from overview.notices.schema import openapi_webhooks
 from overview.pages.errors import database_unavailable
 from packages.domain import apt_phasing
 
@@ -35,6 +36,8 @@ api = NinjaAPI(
     # nested-interactive); without highlighting its examples keep a readable contrast.
     docs=Swagger({"persistAuthorization": False, "deepLinking": False, "syntaxHighlight": False}),
     docs_url="/docs",
+    # The notices POSTed to webhook endpoints (docs/teams.md), as OpenAPI 3.1 webhooks.
+    openapi_extra=openapi_webhooks(),
 )
 
 

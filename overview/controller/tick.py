@@ -62,6 +62,7 @@ from packages.models import (
     Publication,
 )
 from packages.selectors import policies_by_scope
+from packages.services.announcements import DATA_STALE, announce
 from packages.services.phasing import (
     HOLD_FIELDS,
     Change,
@@ -234,6 +235,9 @@ def _decide_all(
     assessments_record(assessed)
     halted = [(e.publication, e) for e in events if e.kind == EventKind.HALTED]
     halt_notifications_create(halted, now=now)
+    # Crash data that went missing at this tick (the date is this tick's): one notice.
+    stale = [(p.pk, "stale") for p in publications if p.crash_data_unavailable_since == now]
+    announce(DATA_STALE, stale)
     return list(decisions.values())
 
 

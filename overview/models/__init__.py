@@ -1,6 +1,6 @@
 """The evidence and the decisions: crash buckets and reports, their counters, problems,
 overrides, emails (evidence), what the judges read and concluded (judging), and the
-last run of each periodic job (operations)."""
+last run of each periodic job (operations), where notices go and how each went (webhooks)."""
 
 from overview.models.evidence import (
     BucketVersionStat,
@@ -17,15 +17,25 @@ from overview.models.evidence import (
 )
 from overview.models.judging import Assessment, HourlyCrashCount, Verdict, VersionSighting
 from overview.models.operations import PeriodicRun
+from overview.models.webhooks import (
+    DeliveryStatus,
+    EndpointFormat,
+    NoticeType,
+    WebhookDelivery,
+    WebhookEndpoint,
+)
 
 __all__ = [
     "Assessment",
     "BucketVersionStat",
     "CrashCounter",
     "CrashReport",
+    "DeliveryStatus",
+    "EndpointFormat",
     "ErrorBucket",
     "HourlyCrashCount",
     "Notification",
+    "NoticeType",
     "Override",
     "OverrideQuerySet",
     "PeriodicRun",
@@ -35,4 +45,6 @@ __all__ = [
     "ProblemType",
     "Verdict",
     "VersionSighting",
+    "WebhookDelivery",
+    "WebhookEndpoint",
 ]

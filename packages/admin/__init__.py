@@ -8,6 +8,7 @@ from django.contrib import admin
 
 from packages.admin import (  # noqa: F401
     events,
+    identities,
     people,
     policies,
     publications,

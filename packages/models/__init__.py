@@ -19,6 +19,7 @@ from packages.holds import HoldReason, hold_words
 from packages.holds import UnknownVersion as UnknownVersion
 
 # Policies, the status of sources and services, and leases in their own modules.
+from packages.models.accounts import SingleSignOnIdentity as SingleSignOnIdentity
 from packages.models.policies import Policy as Policy
 from packages.models.scheduled import ScheduledAction as ScheduledAction
 from packages.models.scheduled import ScheduledChange as ScheduledChange

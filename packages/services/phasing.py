@@ -34,6 +34,7 @@ from packages.models import (
     Publication,
     WriteBack,
 )
+from packages.services.announcements import PHASING_EVENTS, announce
 from packages.services.bulk import publications_save
 from packages.services.writeback import queue_write_back
 
@@ -268,6 +269,7 @@ def publication_transition(
         locked.save(update_fields=_SAVED_FIELDS)
         event.save()
         queue_write_back([event])
+        announce(PHASING_EVENTS, [(event.pk, event.kind)])
     for name in _SAVED_FIELDS:
         setattr(publication, name, getattr(locked, name))
     return event
@@ -305,6 +307,7 @@ def publications_apply(
         # One statement however many rows (PostgreSQL has no batch limit): a flat tick.
         PhasingEvent.objects.bulk_create(events)
         queue_write_back(events)
+        announce(PHASING_EVENTS, [(e.pk, e.kind) for e in events])
     return events
 
 

@@ -32,6 +32,7 @@ from packages.models import (
 )
 from packages.models.scheduled import PUBLICATION_ACTIONS, RELEASE_ACTIONS
 from packages.services import policies, releases, rollouts
+from packages.services.announcements import SIGN_OFF_REQUESTED, announce
 
 log = logging.getLogger(__name__)
 
@@ -118,7 +119,7 @@ def scheduled_change_create(
     if action == ScheduledAction.SET and (percentage is None or not 0 <= percentage <= 100):
         raise ValidationError("a percentage is 0..100")
     stored_policy = _policy_to_json(policy or {}) if action == ScheduledAction.POLICY else {}
-    return ScheduledChange.objects.create(
+    change = ScheduledChange.objects.create(
         action=action,
         publication=publication,
         release=release,
@@ -133,6 +134,9 @@ def scheduled_change_create(
         if sign_off_needed(action=action, publication=publication, percentage=percentage)
         else "",
     )
+    if change.outcome == AWAITING_SIGN_OFF:
+        announce(SIGN_OFF_REQUESTED, [(change.pk, change.action)])
+    return change
 
 
 def _locked_pending(change: ScheduledChange) -> ScheduledChange:
