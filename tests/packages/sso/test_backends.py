@@ -122,6 +122,25 @@ def test_sign_out_ends_the_session_here_and_at_the_provider(sso, browser):
     assert "/accounts/login/" in to_login.headers["Location"]
 
 
+def test_a_callback_whose_nonce_is_not_the_one_sent_is_refused(sso, browser, monkeypatch):
+    sso.user("gina", claims={"groups": ["archive-admins"]})
+    original = browser.client.get
+
+    def nonce_replaced(path, *args, **kwargs):
+        answer = original(path, *args, **kwargs)
+        if path == "/oidc/authenticate/":
+            session = browser.client.session
+            for state in session["oidc_states"].values():
+                state["nonce"] = "not-the-nonce-sent"
+            session.save()
+        return answer
+
+    monkeypatch.setattr(browser.client, "get", nonce_replaced)
+    answer = browser.sign_in("gina")
+    assert answer["Location"] == "/accounts/login/?sso=refused"
+    assert not User.objects.filter(username="gina").exists()
+
+
 def test_the_login_page_offers_the_providers_button(sso, client):
     page = client.get("/accounts/login/").content.decode()
     assert "Sign in with Test ID" in page and 'href="/oidc/authenticate/"' in page
