@@ -12,7 +12,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.exceptions import SuspiciousOperation
 
-from packages.models import SingleSignOnIdentity
+from packages.models import SingleSignOnIdentity, SourceSync
 from packages.roles import ARCHIVE_ADMINS, TRIAGERS
 from packages.sso import discovery
 from packages.sso.backends import SingleSignOnBackend
@@ -208,6 +208,8 @@ def test_a_provider_that_does_not_answer_is_a_message_not_an_error(settings, cli
     answer = client.get("/oidc/authenticate/")
     assert answer.status_code == 302 and answer["Location"] == "/accounts/login/?sso=unavailable"
     assert "does not answer just now" in client.get(answer["Location"]).content.decode()
+    fault = SourceSync.objects.get(name="single sign-on")
+    assert fault.failing_since is not None and "127.0.0.1" not in fault.last_error
 
 
 def test_single_sign_on_is_not_found_when_it_is_not_configured(client, db):
