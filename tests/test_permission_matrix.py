@@ -133,6 +133,10 @@ ROUTES: dict[str, Route] = {
     "admin:app_list": route(STAFF, app_label="packages_app"),
     "admin/(?P<url>.*)$": route(expect("302 302 302 404 404"), path="/admin/no-such-page/"),
     "admin:auth_user_password_change": route(expect("302 302 302 403 200"), id="user"),
+    # The endpoint change page's "Send a test event" button: POST only.
+    "admin:overview_webhookendpoint_send_test": route(
+        expect("302 302 302 405 405"), pk="overview_webhookendpoint"
+    ),
     # Single sign-on is not configured here: not found for everyone; sign-out is POST only.
     "oidc_authentication_init": route(expect("404 404 404 404 404")),
     "oidc_authentication_callback": route(expect("404 404 404 404 404")),

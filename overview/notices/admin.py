@@ -7,8 +7,11 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, HttpResponseRedirect
+from django.shortcuts import get_object_or_404
+from django.urls import path, reverse
 
 from overview.models import EndpointFormat, NoticeType, WebhookDelivery, WebhookEndpoint
 from overview.notices import delivery, guard
@@ -89,6 +92,34 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
     search_fields = ("name", "url")
     readonly_fields = ("consecutive_failures", "disabled_at", "disabled_reason", "created_at")
     actions = ("send_test_event", "enable_again")
+
+    def get_urls(self) -> list:
+        return [
+            path(
+                "<int:pk>/send-test/",
+                self.admin_site.admin_view(self.send_test_view),
+                name="overview_webhookendpoint_send_test",
+            ),
+            *super().get_urls(),
+        ]
+
+    def send_test_view(self, request: HttpRequest, pk: int) -> HttpResponse:
+        """The change page's "Send a test event" button."""
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
+        endpoint = get_object_or_404(WebhookEndpoint, pk=pk)
+        if not self.has_change_permission(request, endpoint):
+            raise PermissionDenied
+        delivery.test_event_send(endpoint)
+        self.message_user(
+            request,
+            f"A test event is on its way to {endpoint}; its delivery shows under Webhook "
+            "deliveries.",
+            messages.SUCCESS,
+        )
+        return HttpResponseRedirect(
+            reverse("admin:overview_webhookendpoint_change", args=[endpoint.pk])
+        )
 
     @admin.action(description="Send a test event", permissions=["change"])
     def send_test_event(self, request: HttpRequest, queryset: QuerySet[WebhookEndpoint]) -> None:

@@ -120,8 +120,8 @@ def target_resolve(url: str, *, resolver: Resolver | None = None) -> Target:
 class _PinnedHTTPSConnection(http.client.HTTPSConnection):
     """TLS to the checked address, with the certificate checked against the host's name."""
 
-    def __init__(self, target: Target, timeout: float) -> None:
-        self._tls = ssl.create_default_context()
+    def __init__(self, target: Target, timeout: float, tls: ssl.SSLContext | None) -> None:
+        self._tls = tls or ssl.create_default_context()
         super().__init__(target.address, target.port, timeout=timeout, context=self._tls)
         self._server_name = target.hostname
 
@@ -138,11 +138,13 @@ def send(
     headers: Mapping[str, str],
     timeout: float,
     clock: Callable[[], float] = time.monotonic,
+    tls: ssl.SSLContext | None = None,
 ) -> Answer:
-    """One request to the checked address; raises OSError (timeouts too) when it fails."""
+    """One request to the checked address; raises OSError (timeouts too) when it fails.
+    `tls` replaces the system's trusted certificates (a test's own authority)."""
     connection: http.client.HTTPConnection
     if target.scheme == "https":
-        connection = _PinnedHTTPSConnection(target, timeout)
+        connection = _PinnedHTTPSConnection(target, timeout, tls)
     else:
         connection = http.client.HTTPConnection(target.address, target.port, timeout=timeout)
     started = clock()

@@ -24,11 +24,14 @@ from django.utils import timezone
 from mozilla_django_oidc.auth import OIDCAuthenticationBackend
 
 from packages.models import SingleSignOnIdentity
+from packages.services.faults import service_failed, service_recovered
 from packages.sso import discovery
 from packages.sso.roles import BadGroupsClaim, provider_groups, roles_apply, roles_of
 
 log = logging.getLogger(__name__)
 
+SSO_SERVICE = "single sign-on"
+PROVIDER_DOWN = "the identity provider does not answer; local accounts still log in"
 # Clock difference tolerated between the provider and this site.
 LEEWAY_SECONDS = 60
 
@@ -63,17 +66,20 @@ class SingleSignOnBackend(OIDCAuthenticationBackend):
 
     def authenticate(self, request: HttpRequest | None, **kwargs: Any) -> User | None:
         try:
-            return super().authenticate(request, **kwargs)
-        except (
-            SuspiciousOperation,
-            discovery.DiscoveryError,
-            requests.RequestException,
-            jwt.PyJWTError,
-            KeyError,
-            ValueError,
-        ) as exc:
-            log.warning("single sign-on refused: %s", exc)
+            user = super().authenticate(request, **kwargs)
+        except (discovery.DiscoveryError, requests.RequestException) as exc:
+            # The provider is down or unreachable: a fault of the service, shown with the
+            # others (in words that name no host), not a refusal of this person.
+            log.warning("single sign-on: the provider does not answer: %s", exc)
+            service_failed(SSO_SERVICE, now=timezone.now(), error=PROVIDER_DOWN)
             return None
+        except (SuspiciousOperation, jwt.PyJWTError, KeyError, ValueError) as exc:
+            log.warning("single sign-on refused: %s", exc)
+            service_recovered(SSO_SERVICE, now=timezone.now())  # it answered
+            return None
+        if kwargs.get("code_verifier") is not None or kwargs.get("nonce") is not None:
+            service_recovered(SSO_SERVICE, now=timezone.now())
+        return user
 
     def get_user(self, user_id: Any) -> User | None:
         """The signed-in person of a session, unless their account was deactivated since."""

@@ -11,9 +11,12 @@ from django.contrib import auth
 from django.contrib.auth import views as auth_views
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
+from django.utils import timezone
 from mozilla_django_oidc.views import OIDCAuthenticationCallbackView, OIDCAuthenticationRequestView
 
+from packages.services.faults import service_failed
 from packages.sso import discovery
+from packages.sso.backends import PROVIDER_DOWN, SSO_SERVICE
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +40,7 @@ class SignInView(OIDCAuthenticationRequestView):
             self.OIDC_OP_AUTH_ENDPOINT = discovery.provider().authorization_endpoint
         except discovery.DiscoveryError as exc:
             log.warning("single sign-on unavailable: %s", exc)
+            service_failed(SSO_SERVICE, now=timezone.now(), error=PROVIDER_DOWN)
             return HttpResponseRedirect(f"{reverse('login')}?sso=unavailable")
         return super().get(request)
 

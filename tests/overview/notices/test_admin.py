@@ -99,3 +99,31 @@ def test_the_deliveries_changelist_costs_the_same_whatever_the_number_of_rows(
         answer = archive_admin.get(reverse("admin:overview_webhookdelivery_changelist"))
     assert answer.status_code == 200
     assert answer.content.decode().count(">team-x1<") >= count
+
+
+def test_the_change_page_has_a_send_a_test_event_button(
+    archive_admin, monkeypatch, django_capture_on_commit_callbacks
+):
+    from overview.notices import tasks
+
+    queued = []
+    monkeypatch.setattr(tasks.deliver, "delay", queued.append)
+    endpoint = WebhookEndpoint.objects.create(name="team", url="https://hooks.example.org/")
+    page = archive_admin.get(reverse("admin:overview_webhookendpoint_change", args=[endpoint.pk]))
+    button = reverse("admin:overview_webhookendpoint_send_test", args=[endpoint.pk])
+    assert f'action="{button}"' in page.content.decode()
+    with django_capture_on_commit_callbacks(execute=True):
+        answer = archive_admin.post(button, follow=True)
+    assert "A test event is on its way to team" in answer.content.decode()
+    assert queued == [WebhookDelivery.objects.get(notice_type="test").pk]
+
+
+def test_the_button_needs_the_right_to_change_endpoints(triager_user, client):
+    from django.contrib.auth.models import User
+
+    endpoint = WebhookEndpoint.objects.create(name="team", url="https://hooks.example.org/")
+    User.objects.filter(pk=triager_user.pk).update(is_staff=True)
+    client.force_login(triager_user)
+    button = reverse("admin:overview_webhookendpoint_send_test", args=[endpoint.pk])
+    assert client.post(button).status_code == 403
+    assert not WebhookDelivery.objects.exists()

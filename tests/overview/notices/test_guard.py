@@ -92,3 +92,94 @@ def test_a_name_that_does_not_resolve_is_refused():
 
     with pytest.raises(guard.RefusedTarget, match="does not resolve"):
         guard.target_resolve("https://nowhere.invalid/", resolver=fails)
+
+
+def test_the_request_goes_to_the_checked_address_with_the_hosts_name(http_server):
+    """A second lookup could answer another address (DNS rebinding): none is made."""
+    from tests.fake_http import Reply
+
+    http_server.post("/in", Reply(status=204))
+    port = int(http_server.base_url.rsplit(":", 1)[1])
+    target = guard.Target("http", "hooks.invalid", port, "/in", "127.0.0.1")
+    answer = guard.send(target, method="POST", body=b"{}", headers={}, timeout=2)
+    assert answer.status == 204
+    [request] = http_server.made("POST", "/in")
+    assert request.headers["Host"] == f"hooks.invalid:{port}"
+
+
+@pytest.fixture
+def tls_receiver(tmp_path):
+    """An HTTPS receiver on 127.0.0.1 whose certificate names hooks.test only."""
+    import datetime
+    import ssl
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "hooks.test")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(days=1))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName("hooks.test")]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_pem = cert.public_bytes(serialization.Encoding.PEM)
+    (tmp_path / "cert.pem").write_bytes(cert_pem)
+    (tmp_path / "key.pem").write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    seen: list[str] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_POST(self):
+            seen.append(self.headers["Host"])
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            self.send_response(204)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(tmp_path / "cert.pem", tmp_path / "key.pem")
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    trust = ssl.create_default_context(cadata=cert_pem.decode())
+    yield server.server_address[1], trust, seen
+    server.shutdown()
+    server.server_close()
+
+
+def test_tls_to_the_checked_address_checks_the_certificate_against_the_hosts_name(tls_receiver):
+    import ssl
+
+    port, trust, seen = tls_receiver
+    good = guard.Target("https", "hooks.test", port, "/", "127.0.0.1")
+    assert (
+        guard.send(good, method="POST", body=b"{}", headers={}, timeout=2, tls=trust).status == 204
+    )
+    assert seen == [f"hooks.test:{port}"]
+    other = guard.Target("https", "other.test", port, "/", "127.0.0.1")
+    with pytest.raises(ssl.SSLCertVerificationError):
+        guard.send(other, method="POST", body=b"{}", headers={}, timeout=2, tls=trust)
+    with pytest.raises(ssl.SSLCertVerificationError):  # not trusted by the system's authorities
+        guard.send(good, method="POST", body=b"{}", headers={}, timeout=2)

@@ -56,3 +56,8 @@ def test_a_halt_is_delivered_signed_by_the_worker_after_commit(
     assert wait_for(
         lambda: WebhookDelivery.objects.filter(status=DeliveryStatus.DELIVERED).count() == 1
     )
+
+
+def test_the_beat_sweeps_deliveries_with_a_registered_task(settings):
+    entry = settings.CELERY_BEAT_SCHEDULE["webhook-deliveries"]
+    assert entry["task"] in app.tasks and entry["schedule"] == 60.0

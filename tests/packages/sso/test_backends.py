@@ -12,7 +12,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.exceptions import SuspiciousOperation
 
-from packages.models import SingleSignOnIdentity
+from packages.models import SingleSignOnIdentity, SourceSync
 from packages.roles import ARCHIVE_ADMINS, TRIAGERS
 from packages.sso import discovery
 from packages.sso.backends import SingleSignOnBackend
@@ -122,6 +122,25 @@ def test_sign_out_ends_the_session_here_and_at_the_provider(sso, browser):
     assert "/accounts/login/" in to_login.headers["Location"]
 
 
+def test_a_callback_whose_nonce_is_not_the_one_sent_is_refused(sso, browser, monkeypatch):
+    sso.user("gina", claims={"groups": ["archive-admins"]})
+    original = browser.client.get
+
+    def nonce_replaced(path, *args, **kwargs):
+        answer = original(path, *args, **kwargs)
+        if path == "/oidc/authenticate/":
+            session = browser.client.session
+            for state in session["oidc_states"].values():
+                state["nonce"] = "not-the-nonce-sent"
+            session.save()
+        return answer
+
+    monkeypatch.setattr(browser.client, "get", nonce_replaced)
+    answer = browser.sign_in("gina")
+    assert answer["Location"] == "/accounts/login/?sso=refused"
+    assert not User.objects.filter(username="gina").exists()
+
+
 def test_the_login_page_offers_the_providers_button(sso, client):
     page = client.get("/accounts/login/").content.decode()
     assert "Sign in with Test ID" in page and 'href="/oidc/authenticate/"' in page
@@ -189,6 +208,8 @@ def test_a_provider_that_does_not_answer_is_a_message_not_an_error(settings, cli
     answer = client.get("/oidc/authenticate/")
     assert answer.status_code == 302 and answer["Location"] == "/accounts/login/?sso=unavailable"
     assert "does not answer just now" in client.get(answer["Location"]).content.decode()
+    fault = SourceSync.objects.get(name="single sign-on")
+    assert fault.failing_since is not None and "127.0.0.1" not in fault.last_error
 
 
 def test_single_sign_on_is_not_found_when_it_is_not_configured(client, db):
