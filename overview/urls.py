@@ -1,6 +1,7 @@
 from django.urls import path
 
 from overview import feeds, views
+from overview.pages import update
 
 app_name = "overview"
 
@@ -8,6 +9,9 @@ urlpatterns = [
     path("", views.index, name="index"),
     path("problems/<int:pk>/", views.problem, name="problem"),
     path("machine/", views.machine, name="machine"),
+    path("updates/<int:pk>/", update.update, name="update"),
+    path("updates/<int:pk>/sign-off/<int:change_pk>/", update.sign_off, name="update-sign-off"),
+    path("updates/<int:pk>/<slug:action>/", update.act, name="update-act"),
     path("sources/", views.sources, name="sources"),
     path("feeds/halts/", feeds.HaltsFeed(), name="feed-halts"),
     path("feeds/changes/", feeds.ChangesFeed(), name="feed-changes"),
