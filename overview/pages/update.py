@@ -42,8 +42,11 @@ def _page(
     forms = []
     if can_act:
         bound = bound or {}
+        # ?action=pause opens that form (the admin's object actions link to it).
+        opened = request.GET.get("action", "")
         forms = [
-            (spec, bound.get(spec.name) or action_form(spec.name)) for spec in ACTION_SPECS.values()
+            (spec, bound.get(spec.name) or action_form(spec.name), spec.name == opened)
+            for spec in ACTION_SPECS.values()
         ]
     sign_off_forms = {
         change.pk: (sign_off[1] if sign_off and sign_off[0] == change.pk else SignOffForm())
