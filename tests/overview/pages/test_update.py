@@ -322,3 +322,30 @@ def test_a_triager_pays_one_query_more_for_the_reports(django_assert_num_queries
         with django_assert_num_queries(12):
             response = triager.get(url(publication))
         assert response.status_code == 200
+
+
+def test_the_history_and_problem_pages_link_to_the_update_page(anonymous, publication):
+    problem = ProblemFactory(publication=publication)
+    history = anonymous.get(publication.get_absolute_url()).content.decode()
+    assert f'href="{url(publication)}"' in history
+    bucket_page = anonymous.get(problem.bucket.get_absolute_url()).content.decode()
+    assert f'href="{url(publication)}"' in bucket_page
+
+
+def test_the_admins_sign_off_keeps_its_reason_in_the_history(
+    archive_admin, second_admin, publication, settings
+):
+    from tests.packages.admin.admin_actions import apply_action
+
+    settings.PHASING_SIGN_OFF_REQUIRED = True
+    archive_admin.post(url(publication, "release"), {"release-reason": "CVE fix"})
+    change = ScheduledChange.objects.get(publication=publication)
+    apply_action(
+        second_admin,
+        "sign_off",
+        [change],
+        url_name="admin:packages_scheduledchange_changelist",
+        reason="read the diff",
+    )
+    event = PhasingEvent.objects.get(publication=publication, kind=EventKind.RELEASED)
+    assert "signed off by second" in event.reason and "read the diff" in event.reason
