@@ -37,6 +37,8 @@ GROUP_KEPT = timedelta(days=14)
 # Scheduled changes of the update listed, newest first, whatever became of them.
 MAX_DECISIONS = 20
 MAX_SCHEDULED = 70
+# Past this many binary and relation names, the group is read from the whole release.
+MAX_NAMES_ASKED = 200
 
 
 @dataclass
@@ -136,9 +138,32 @@ def _reports(
     return by_bucket
 
 
+def _related(publication: Publication) -> Q | None:
+    """The updates that can need it or that it can need, by name: those with a binary its
+    relations name, and those whose relations name one of its binaries (JSON containment,
+    so the database picks them out of thousands); None when the names are too many to ask
+    for one by one."""
+    names = {
+        row[2]
+        for row in publication.relations
+        if isinstance(row, list) and len(row) > 2 and isinstance(row[2], str)
+    }
+    binaries = {name for name in publication.binaries if isinstance(name, str)}
+    if len(names) + len(binaries) > MAX_NAMES_ASKED:
+        return None
+    related = Q(pk=publication.pk)
+    for name in sorted(names):
+        related |= Q(binaries__contains=[name])
+    for name in sorted(binaries):
+        related |= Q(relations__contains=[[name]])
+    return related
+
+
 def _members(publication: Publication, *, now: datetime) -> list[Member]:
     """The updates of its release that can share a group with it: in phasing, or completed
-    lately (a group stays on the page until every member is done); one query."""
+    lately (a group stays on the page until every member is done); one query. Only those
+    that need it or that it needs: the share of machines that can take it with what it
+    needs then counts one step of needs, not the needs of what it needs."""
     rows = Publication.objects.filter(
         release_id=publication.release_id, pocket=Pocket.UPDATES
     ).filter(
@@ -146,6 +171,9 @@ def _members(publication: Publication, *, now: datetime) -> list[Member]:
         | Q(state=PhasingState.COMPLETE, completed_at__gte=now - GROUP_KEPT)
         | Q(pk=publication.pk)
     )
+    related = _related(publication)
+    if related is not None:
+        rows = rows.filter(related)
     return [
         Member.of(row)
         for row in rows.order_by().values(

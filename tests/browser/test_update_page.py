@@ -17,9 +17,10 @@ import pytest
 from django.utils import timezone
 
 from overview.models import Verdict
-from packages.models import EventKind, PhasingState, Publication, ScheduledChange
-from packages.roles import ARCHIVE_ADMINS
+from packages.models import EventKind, PhasingState, Publication, ScheduledAction, ScheduledChange
+from packages.roles import ARCHIVE_ADMINS, TRIAGERS
 from packages.services.phasing import Change, publication_transition
+from packages.services.scheduled import AWAITING_SIGN_OFF
 from tests.browser.conftest import _new_page
 from tests.conftest import group_named
 from tests.factories import (
@@ -30,6 +31,7 @@ from tests.factories import (
     ProblemFactory,
     PublicationFactory,
     ReleaseFactory,
+    ScheduledChangeFactory,
     SourcePackageFactory,
     UserFactory,
 )
@@ -215,3 +217,66 @@ def test_the_update_page_fits_a_phone_for_anyone(live_server, chromium, artifact
         page.screenshot(path=artifacts / "update-page-anonymous-390.png", full_page=True)
     finally:
         context.close()
+
+
+def _serious_violations(page) -> list[str]:
+    from axe_playwright_python.sync_playwright import Axe
+
+    results = Axe().run(page)
+    return [
+        f"{violation['id']} ({violation['impact']}): {node['target']}"
+        for violation in results.response["violations"]
+        if violation["impact"] in ("serious", "critical")
+        for node in violation["nodes"]
+    ]
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_the_update_page_passes_the_accessibility_check_for_admins_and_triagers(
+    live_server, chromium, artifacts, settings, viewport, scheme
+):
+    settings.PHASING_SIGN_OFF_REQUIRED = True
+    asker = _archive_admin("ada")
+    _archive_admin("bo")
+    triager = UserFactory(username="tess", password=PASSWORD)
+    triager.groups.add(group_named(TRIAGERS))
+    openssh = _openssh_needing_openssl()
+    problem = ProblemFactory(publication=openssh, report_count=3, system_count=3)
+    CrashReportFactory(
+        bucket=problem.bucket,
+        source_package=openssh.source_package,
+        release=openssh.release,
+        version=openssh.version,
+    )
+    ScheduledChangeFactory(
+        publication=openssh,
+        action=ScheduledAction.RELEASE,
+        run_at=timezone.now(),
+        created_by=asker,
+        reason="Fixes CVE-2026-0002",
+        outcome=AWAITING_SIGN_OFF,
+    )
+    update_url = f"/updates/{openssh.pk}/"
+    problems = {}
+    for username in ("bo", "tess"):
+        context, page = _new_page(
+            chromium,
+            live_server,
+            viewport=viewport,
+            color_scheme=scheme,
+            is_mobile=viewport is PHONE,
+        )
+        try:
+            _log_in(page, live_server, username, update_url)
+            if username == "bo":
+                page.click("#action-set summary")  # an open form is checked too
+            problems[username] = _serious_violations(page)
+            assert _fits(page), f"scrolls sideways: {_too_wide(page)}"
+            page.screenshot(
+                path=artifacts / f"update-page-{username}-{scheme}-{viewport['width']}.png",
+                full_page=True,
+            )
+        finally:
+            context.close()
+    assert {name: found for name, found in problems.items() if found} == {}
