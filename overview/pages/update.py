@@ -50,7 +50,7 @@ def _page(
         ]
     sign_off_forms = {
         change.pk: (sign_off[1] if sign_off and sign_off[0] == change.pk else SignOffForm())
-        for change in page.awaiting_sign_off
+        for change in [*page.awaiting_sign_off, *page.scheduled_later]
     }
     context = {
         "page": page,
@@ -60,6 +60,7 @@ def _page(
         "can_read_reports": can_read_crash_reports(request.user),
         "action_forms": forms,
         "awaiting": [(change, sign_off_forms[change.pk]) for change in page.awaiting_sign_off],
+        "later": [(change, sign_off_forms[change.pk]) for change in page.scheduled_later],
     }
     response = render(request, "overview/update.html", context, status=status)
     if request.user.is_authenticated:
@@ -128,7 +129,8 @@ def act(request: HttpRequest, pk: int, action: str) -> HttpResponse:
 
 @require_POST
 def sign_off(request: HttpRequest, pk: int, change_pk: int) -> HttpResponse:
-    """A second archive admin approves or refuses a change waiting for sign-off."""
+    """A second archive admin approves or refuses a change waiting for sign-off; any
+    archive admin cancels one scheduled for later."""
     refused = _refuse_unless_archive_admin(request)
     if refused is not None:
         return refused
@@ -146,6 +148,8 @@ def sign_off(request: HttpRequest, pk: int, change_pk: int) -> HttpResponse:
     try:
         if form.cleaned_data["decision"] == "approve":
             change = scheduled_change_sign_off(change=change, actor=actor, reason=reason)
+        elif form.cleaned_data["decision"] == "cancel":
+            change = scheduled_change_cancel(change=change, actor=actor, reason=reason)
         else:
             change = scheduled_change_cancel(
                 change=change, actor=actor, reason=f"refused at sign-off: {reason}"
@@ -155,7 +159,8 @@ def sign_off(request: HttpRequest, pk: int, change_pk: int) -> HttpResponse:
             form.add_error(None, message)
         return _page(request, pk, sign_off=(change.pk, form), status=409)
     if change.state == ScheduledState.CANCELLED:
-        messages.success(request, f"Refused: {change.what} {change.target_label}.")
+        verb = "Cancelled" if form.cleaned_data["decision"] == "cancel" else "Refused"
+        messages.success(request, f"{verb}: {change.what} {change.target_label}.")
     elif change.state == ScheduledState.FAILED:
         messages.error(request, f"Signed off; it ran and failed: {change.outcome}")
     elif change.state == ScheduledState.DONE:

@@ -72,7 +72,7 @@ def action_form(name: str, data: object = None) -> ReasonForm:
 
 
 class SignOffForm(forms.Form):
-    DECISIONS = (("approve", "Approve"), ("refuse", "Refuse"))
+    DECISIONS = (("approve", "Approve"), ("refuse", "Refuse"), ("cancel", "Cancel"))
 
     decision = forms.ChoiceField(choices=DECISIONS)
     reason = forms.CharField(

@@ -55,6 +55,8 @@ class UpdatePage:
     pending: list[ScheduledChange]  # to run, soonest first: this update's, its release's, policies
     decisions: list[ScheduledChange]  # this update's scheduled changes that ran or were cancelled
     awaiting_sign_off: list[ScheduledChange] = field(default_factory=list)
+    # This update's pending changes that wait only for their time.
+    scheduled_later: list[ScheduledChange] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
     @property
@@ -250,6 +252,7 @@ def update_page(pk: int, *, now: datetime, can_read_reports: bool) -> UpdatePage
             f" take it before what it needs ({need.why})."
             for need in behind
         ]
+    own = [c for c in pending if c.publication_id == publication.pk]
     series = ChartSeries(publication, list(reversed(events[:MAX_EVENTS]))) if events else None
     return UpdatePage(
         publication=publication,
@@ -263,10 +266,7 @@ def update_page(pk: int, *, now: datetime, can_read_reports: bool) -> UpdatePage
         group_members=group_members,
         pending=pending,
         decisions=decisions,
-        awaiting_sign_off=[
-            c
-            for c in pending
-            if c.publication_id == publication.pk and c.outcome and c.signed_off_by_id is None
-        ],
+        awaiting_sign_off=[c for c in own if c.outcome and c.signed_off_by_id is None],
+        scheduled_later=[c for c in own if not (c.outcome and c.signed_off_by_id is None)],
         warnings=warnings,
     )

@@ -349,3 +349,53 @@ def test_the_admins_sign_off_keeps_its_reason_in_the_history(
     )
     event = PhasingEvent.objects.get(publication=publication, kind=EventKind.RELEASED)
     assert "signed off by second" in event.reason and "read the diff" in event.reason
+
+
+def test_an_archive_admin_cancels_a_change_scheduled_for_later_with_a_reason(
+    archive_admin, publication
+):
+    change = ScheduledChangeFactory(publication=publication)
+    page = archive_admin.get(url(publication)).content.decode()
+    assert f'id="later-{change.pk}"' in page
+    sign_off_url = reverse("overview:update-sign-off", args=[publication.pk, change.pk])
+    response = archive_admin.post(sign_off_url, {"decision": "cancel", "reason": "not needed"})
+    assert response.status_code == 302
+    change.refresh_from_db()
+    assert (change.state, change.cancel_reason) == (ScheduledState.CANCELLED, "not needed")
+    page = archive_admin.get(url(publication)).content.decode()
+    assert "Cancelled: pause tool" in page and "cancelled by archiveadmin: not needed" in page
+
+
+def test_a_change_of_another_update_cannot_be_signed_off_through_this_one(
+    archive_admin, publication
+):
+    other = ScheduledChangeFactory()
+    sign_off_url = reverse("overview:update-sign-off", args=[publication.pk, other.pk])
+    response = archive_admin.post(sign_off_url, {"decision": "cancel", "reason": "x"})
+    assert response.status_code == 404
+    other.refresh_from_db()
+    assert other.state == ScheduledState.PENDING
+
+
+def test_an_archive_admin_pays_no_query_per_form_or_pending_change(
+    django_assert_num_queries, archive_admin
+):
+    small = PublicationFactory(source_package=SourcePackageFactory(name="small"))
+    ScheduledChangeFactory(publication=small)
+    big = PublicationFactory(source_package=SourcePackageFactory(name="big"))
+    for n in range(6):
+        ScheduledChangeFactory(publication=big, created_by=UserFactory(username=f"asker{n}"))
+        ScheduledChangeFactory(
+            publication=big,
+            action=ScheduledAction.RELEASE,
+            run_at=NOW,
+            outcome="waiting for a second archive admin's sign-off",
+            created_by=UserFactory(username=f"hurried{n}"),
+        )
+    # As anonymous (7), the session and the user (2), the user's and the groups'
+    # permissions (2); no reports without a problem, none per form or change.
+    for publication in (small, big):
+        with django_assert_num_queries(11):
+            response = archive_admin.get(url(publication))
+        assert response.status_code == 200
+    assert response.content.decode().count('name="decision" value="approve"') == 6
