@@ -273,10 +273,13 @@ def test_the_update_page_passes_the_accessibility_check_for_admins_and_triagers(
                 page.click("#action-set summary")  # an open form is checked too
             problems[username] = _serious_violations(page)
             assert _fits(page), f"scrolls sideways: {_too_wide(page)}"
-            page.screenshot(
-                path=artifacts / f"update-page-{username}-{scheme}-{viewport['width']}.png",
-                full_page=True,
-            )
+            name = f"{username}-{scheme}-{viewport['width']}"
+            page.screenshot(path=artifacts / f"update-page-{name}.png", full_page=True)
+            # The top of the page as a phone shows it, at its own size.
+            page.evaluate("window.scrollTo(0, 0)")
+            page.screenshot(path=artifacts / f"update-page-{name}-top.png")
+            if username == "bo":
+                page.locator("#actions").screenshot(path=artifacts / f"update-actions-{name}.png")
         finally:
             context.close()
     assert {name: found for name, found in problems.items() if found} == {}
