@@ -141,6 +141,11 @@ def sign_off(request: HttpRequest, pk: int, change_pk: int) -> HttpResponse:
         pk=change_pk,
         publication_id=pk,
     )
+    if change.state != ScheduledState.PENDING:
+        messages.error(
+            request, f"That change is {change.get_state_display().lower()}: nothing to decide."
+        )
+        return _page(request, pk, status=409)
     form = SignOffForm(request.POST)
     if not form.is_valid():
         return _page(request, pk, sign_off=(change.pk, form), status=400)

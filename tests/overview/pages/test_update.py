@@ -399,3 +399,19 @@ def test_an_archive_admin_pays_no_query_per_form_or_pending_change(
             response = archive_admin.get(url(publication))
         assert response.status_code == 200
     assert response.content.decode().count('name="decision" value="approve"') == 6
+
+
+def test_ids_out_of_range_are_404s_not_500s(archive_admin):
+    huge = "9" * 30
+    assert archive_admin.get(f"/updates/{huge}/").status_code == 404
+    assert archive_admin.post(f"/updates/{huge}/pause/", {"pause-reason": "x"}).status_code == 404
+    response = archive_admin.post(f"/updates/{huge}/sign-off/{huge}/", {"reason": "x"})
+    assert response.status_code == 404
+
+
+def test_deciding_on_a_change_that_already_ran_is_a_409_that_says_so(archive_admin, publication):
+    change = ScheduledChangeFactory(publication=publication, state=ScheduledState.DONE)
+    sign_off_url = reverse("overview:update-sign-off", args=[publication.pk, change.pk])
+    response = archive_admin.post(sign_off_url, {"decision": "cancel", "reason": "x"})
+    assert response.status_code == 409
+    assert "That change is done: nothing to decide." in response.content.decode()
