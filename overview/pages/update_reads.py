@@ -91,9 +91,8 @@ def _publication(pk: int) -> Publication:
             ),
             Prefetch(
                 "events",
-                queryset=PhasingEvent.objects.select_related("publication__release").order_by(
-                    "-created_at", "-id"
-                ),
+                # Each event's publication is this one, set by the prefetch: no join.
+                queryset=PhasingEvent.objects.order_by("-created_at", "-id"),
                 to_attr="all_events",
             ),
         )
