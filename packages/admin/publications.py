@@ -178,7 +178,9 @@ class PublicationAdmin(PhasingPermissionMixin, admin.ModelAdmin):
     @admin.display(description="public page")
     def public_page(self, obj: Publication) -> str:
         return format_html(
-            '<a href="{}">history</a>', reverse("packages:history", args=[obj.source_package.name])
+            '<a href="{}">update page</a> · <a href="{}">history</a>',
+            obj.get_update_url(),
+            reverse("packages:history", args=[obj.source_package.name]),
         )
 
     # Each action: ask for the reason, call the service per publication, report both ways.

@@ -415,3 +415,13 @@ def test_deciding_on_a_change_that_already_ran_is_a_409_that_says_so(archive_adm
     response = archive_admin.post(sign_off_url, {"decision": "cancel", "reason": "x"})
     assert response.status_code == 409
     assert "That change is done: nothing to decide." in response.content.decode()
+
+
+def test_scheduled_changes_and_the_admins_list_link_to_the_update_page(
+    archive_admin, anonymous, publication
+):
+    ScheduledChangeFactory(publication=publication)
+    overview = anonymous.get(reverse("overview:index")).content.decode()
+    assert f'href="{url(publication)}"' in overview
+    changelist = archive_admin.get(reverse("admin:packages_publication_changelist"))
+    assert f'href="{url(publication)}"' in changelist.content.decode()
