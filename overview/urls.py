@@ -1,6 +1,6 @@
 from django.urls import path
 
-from overview.pages import feeds, history, views
+from overview.pages import feeds, history, update, views
 
 app_name = "overview"
 
@@ -10,6 +10,9 @@ urlpatterns = [
     path("source/<path:name>/", history.history, name="history"),
     path("problems/<int:pk>/", views.problem, name="problem"),
     path("machine/", views.machine, name="machine"),
+    path("updates/<int:pk>/", update.update, name="update"),
+    path("updates/<int:pk>/sign-off/<int:change_pk>/", update.sign_off, name="update-sign-off"),
+    path("updates/<int:pk>/<slug:action>/", update.act, name="update-act"),
     path("sources/", views.sources, name="sources"),
     path("feeds/halts/", feeds.HaltsFeed(), name="feed-halts"),
     path("feeds/changes/", feeds.ChangesFeed(), name="feed-changes"),

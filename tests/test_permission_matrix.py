@@ -93,6 +93,12 @@ ROUTES: dict[str, Route] = {
     "overview:feed-halts": route(PUBLIC),
     "overview:feed-changes": route(PUBLIC),
     "overview:history": route(PUBLIC, name="package_name"),
+    # The update page: public; its actions and sign-offs are POSTs of archive admins.
+    "overview:update": route(PUBLIC, pk="publication"),
+    "overview:update-act": route(POST_ONLY, pk="publication", action="action_name"),
+    "overview:update-sign-off": route(
+        POST_ONLY, pk="publication", change_pk="packages_scheduledchange"
+    ),
     # django-ninja's root only anchors the other paths and answers 404 by design.
     "api:api-root": route(expect("404 404 404 404 404")),
     "api:openapi-json": route(PUBLIC),
@@ -288,6 +294,7 @@ def seed(superuser):
     values["package_name"] = package.name
     values["package_content_type"] = str(ContentType.objects.get_for_model(package).pk)
     values["packages_app"] = "packages"
+    values["action_name"] = "pause"
     return values
 
 

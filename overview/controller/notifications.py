@@ -154,7 +154,8 @@ def _body(notification: Notification) -> str:
                 f"{publication.get_absolute_url()}?{urlencode({'release': publication.release.codename})}"
                 f"#publication-{publication.pk}"
             ),
-            "admin_url": _site(reverse("admin:packages_publication_change", args=[publication.pk])),
+            # The update's page, where archive admins resume, set or pull it.
+            "update_url": _site(publication.get_update_url()),
         },
     )
 

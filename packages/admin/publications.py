@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, TypedDict
 
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
 from django.db.models import OuterRef, QuerySet, Subquery
 from django.http import HttpRequest, HttpResponse
@@ -30,6 +30,7 @@ from packages.admin.forms import (
     ScheduledPercentageForm,
     ScheduledReasonForm,
 )
+from packages.dependency_warnings import needs_behind, warning_lines
 from packages.models import (
     PhasingEvent,
     Publication,
@@ -39,6 +40,7 @@ from packages.models import (
     SourcePackage,
 )
 from packages.permissions import acting_user
+from packages.services.person_actions import target_percentage
 from packages.services.scheduled import scheduled_change_create, sign_off_needed
 
 
@@ -137,6 +139,26 @@ class PublicationAdmin(PhasingPermissionMixin, admin.ModelAdmin):
         # Deleting would take the phasing events, the audit trail, with it.
         return False
 
+    def change_view(
+        self,
+        request: HttpRequest,
+        object_id: str,
+        form_url: str = "",
+        extra_context: dict[str, object] | None = None,
+    ) -> HttpResponse:
+        # The change form's object actions lead to the update page's forms (the template
+        # admin/packages/publication/change_form.html), under the updates it needs.
+        publication = self.get_object(request, object_id)
+        warnings: list[str] = []
+        if publication is not None and publication.is_active:
+            warnings = warning_lines(needs_behind(publication, 100), 100)
+        extra_context = {
+            **(extra_context or {}),
+            "has_change_phasing_permission": self.has_change_phasing_permission(request),
+            "dependency_warnings": warnings,
+        }
+        return super().change_view(request, object_id, form_url, extra_context)
+
     @admin.display(description="package", ordering="source_package__name")
     def package(self, obj: Publication) -> str:
         return obj.source_package.name
@@ -156,7 +178,9 @@ class PublicationAdmin(PhasingPermissionMixin, admin.ModelAdmin):
     @admin.display(description="public page")
     def public_page(self, obj: Publication) -> str:
         return format_html(
-            '<a href="{}">history</a>', reverse("overview:history", args=[obj.source_package.name])
+            '<a href="{}">update page</a> · <a href="{}">history</a>',
+            obj.get_update_url(),
+            reverse("overview:history", args=[obj.source_package.name]),
         )
 
     # Each action: ask for the reason, call the service per publication, report both ways.
@@ -216,6 +240,11 @@ class PublicationAdmin(PhasingPermissionMixin, admin.ModelAdmin):
         """Run the action now through its service, or record it as a scheduled change:
         when a time is given, or when it waits for a second archive admin's sign-off."""
         run_at, reason = form.cleaned_data.get("run_at"), form.cleaned_data["reason"]
+        target = target_percentage(action, percentage)
+        if target is not None:
+            # Past an update it needs: said, and with sign-off on, asked (sign_off_needed).
+            for line in warning_lines(needs_behind(publication, target), target):
+                self.message_user(request, line, messages.WARNING)
         if run_at is None and not sign_off_needed(
             action=action, publication=publication, percentage=percentage
         ):

@@ -159,6 +159,6 @@ class ScheduledChangeAdmin(PhasingPermissionMixin, ReadOnlyAdmin):
             "names who asked and who signed off. The admin who asked cannot sign it off.",
             verb="Signed off",
             call=lambda change, reason: scheduled_change_sign_off(
-                change=change, actor=acting_user(request)
+                change=change, actor=acting_user(request), reason=reason
             ),
         )

@@ -208,6 +208,10 @@ class Publication(SourceFacts, models.Model):
     def get_absolute_url(self) -> str:
         return reverse("overview:history", args=[self.source_package.name])
 
+    def get_update_url(self) -> str:
+        """The page of this update with its actions (the overview's app serves it)."""
+        return reverse("overview:update", args=[self.pk])
+
     @property
     def is_active(self) -> bool:
         return self.state in ACTIVE_STATES

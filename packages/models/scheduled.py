@@ -79,6 +79,8 @@ class ScheduledChange(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
     signed_off_at = models.DateTimeField(null=True, blank=True)
+    # Why the second archive admin agreed, kept in the update's history with the change.
+    sign_off_reason = models.TextField(blank=True)
     cancelled_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )

@@ -20,6 +20,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from packages.dependency_warnings import needs_behind
 from packages.holds import HoldReason
 from packages.models import (
     PhasingState,
@@ -46,14 +47,22 @@ def sign_off_needed(
     *, action: str, publication: Publication | None, percentage: int | None = None
 ) -> bool:
     """Whether this change waits for a second archive admin (PHASING_SIGN_OFF_REQUIRED):
-    expediting to 100%, and resuming an update the controller halted (not one a person
-    pulled), judged on the publication as it is now."""
+    expediting to 100%, raising an update past an update it needs, and resuming an update
+    the controller halted (not one a person pulled), judged on the publication as it is
+    now."""
     if not settings.PHASING_SIGN_OFF_REQUIRED:
         return False
     if action == ScheduledAction.RELEASE:
         return True
     if action == ScheduledAction.SET:
-        return percentage == 100
+        if percentage == 100:
+            return True
+        return (
+            publication is not None
+            and percentage is not None
+            and percentage > publication.phased_update_percentage
+            and bool(needs_behind(publication, percentage))
+        )
     if action == ScheduledAction.RESUME and publication is not None:
         return (
             publication.state == PhasingState.HALTED
@@ -160,9 +169,10 @@ def scheduled_change_cancel(
 
 
 def scheduled_change_sign_off(
-    *, change: ScheduledChange, actor: User, now: datetime | None = None
+    *, change: ScheduledChange, actor: User, now: datetime | None = None, reason: str = ""
 ) -> ScheduledChange:
-    """A second archive admin agrees; a change already due runs at once."""
+    """A second archive admin agrees (saying why, from the update page); a change already
+    due runs at once."""
     now = now or timezone.now()
     with transaction.atomic():
         locked = _locked_pending(change)
@@ -171,8 +181,9 @@ def scheduled_change_sign_off(
         if locked.signed_off_by_id is not None:
             raise ValidationError("it is already signed off")
         locked.signed_off_by, locked.signed_off_at = actor, now
+        locked.sign_off_reason = reason.strip()
         locked.outcome = ""
-        locked.save(update_fields=("signed_off_by", "signed_off_at", "outcome"))
+        locked.save(update_fields=("signed_off_by", "signed_off_at", "sign_off_reason", "outcome"))
         if locked.run_at <= now:
             _run_locked(locked, now=now)
     return locked
@@ -214,6 +225,7 @@ def _provenance(change: ScheduledChange, *, now: datetime) -> str:
     if change.signed_off_by is not None and change.signed_off_at is not None:
         parts.append(
             f"signed off by {change.signed_off_by.get_username()} at {_when(change.signed_off_at)}"
+            + (f": {change.sign_off_reason}" if change.sign_off_reason else "")
         )
     parts.append(f"ran at {_when(now)}")
     return ", ".join(parts)

@@ -186,10 +186,9 @@ def test_links_in_an_email_use_the_configured_site_url(notification, settings):
     )
     assert history in email.body
     assert f"https://phasing.example.org/sru/problems/{bucket_id}/" in email.body
-    assert (
-        f"https://phasing.example.org/sru/admin/packages/publication/{publication.pk}/change/"
-        in email.body
-    )
+    # The update's page, with its actions, not the admin's read-only change page.
+    assert f"https://phasing.example.org/sru/updates/{publication.pk}/" in email.body
+    assert "/admin/" not in email.body
     assert "testserver" not in email.body and "127.0.0.1" not in email.body
 
 
