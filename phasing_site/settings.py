@@ -256,9 +256,16 @@ CELERY_BEAT_SCHEDULE = {
 }
 
 # Which sources the controller talks to: "simulator" (the embedded default),
-# "launchpad", "apt" for publications; "simulator", "errortracker" for crashes.
+# "launchpad", "apt" for publications; "simulator", "errortracker", "local", "intake"
+# (reports machines post to this site, docs/self-hosted.md) for crashes.
 PHASING_PUBLICATION_SOURCE = env_str("PHASING_PUBLICATION_SOURCE", "simulator")
 PHASING_CRASH_SOURCE = env_str("PHASING_CRASH_SOURCE", "simulator")
+# The whoopsie-compatible intake (POST /<system id>, docs/self-hosted.md), read by the
+# "intake" crash source: the largest body read, reports one system may send an hour, and
+# how many days a received report is kept (a daily purge).
+PHASING_INTAKE_MAX_BYTES = env_int("PHASING_INTAKE_MAX_BYTES", 5 * 1024 * 1024, minimum=1024)
+PHASING_INTAKE_REPORTS_PER_HOUR = env_int("PHASING_INTAKE_REPORTS_PER_HOUR", 60, minimum=1)
+PHASING_INTAKE_RETENTION_DAYS = env_int("PHASING_INTAKE_RETENTION_DAYS", 30, minimum=1)
 PHASING_SIMULATOR_SEED = env_int("PHASING_SIMULATOR_SEED", 1)
 PHASING_SIMULATOR_PACKAGES = env_int("PHASING_SIMULATOR_PACKAGES", 300, minimum=1)
 PHASING_SIMULATOR_MEAN_DAYS = float(env_int("PHASING_SIMULATOR_MEAN_DAYS", 40, minimum=1))

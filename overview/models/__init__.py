@@ -15,6 +15,7 @@ from overview.models.evidence import (
     ProblemQuerySet,
     ProblemType,
 )
+from overview.models.intake import ReceivedCrash
 from overview.models.judging import Assessment, HourlyCrashCount, Verdict, VersionSighting
 from overview.models.operations import PeriodicRun
 
@@ -33,6 +34,7 @@ __all__ = [
     "ProblemKind",
     "ProblemQuerySet",
     "ProblemType",
+    "ReceivedCrash",
     "Verdict",
     "VersionSighting",
 ]

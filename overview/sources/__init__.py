@@ -33,6 +33,11 @@ def crash_source(name: str | None = None) -> CrashSource:
         from overview.sources.local import LocalCrashSource
 
         return LocalCrashSource(feed=None)
+    if name == "intake":
+        from overview.sources.intake import IntakeFeed
+        from overview.sources.local import LocalCrashSource
+
+        return LocalCrashSource(feed=IntakeFeed())
     if name == "errortracker":
         from overview.sources.errortracker import ErrorTrackerSource, release_names_from_versions
         from overview.sources.local import LocalCrashSource
