@@ -101,6 +101,8 @@ ROUTES: dict[str, Route] = {
     "api:machines": route(POST_ONLY),
     # whoopsie's crash database: machines POST reports; nothing is ever read back here.
     "whoopsie-submit": route(POST_ONLY, path="/" + "a" * 128),
+    # The fleet agent's daily batch: POST only.
+    "api:fleet_reports": route(POST_ONLY),
     # Operations: health for load balancers, the same for everyone (here 503: no crash
     # source has synced in this seed), metrics for the scraper's token and staff.
     "healthz": route(expect("503 503 503 503 503")),

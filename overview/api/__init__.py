@@ -18,6 +18,7 @@ from ninja.openapi.docs import Swagger
 from overview import apt_phasing
 from overview.api.fleet import MAX_FLEET
 from overview.api.fleet import router as fleet_router
+from overview.api.fleet_reports import router as fleet_reports_router
 from overview.api.routes import router
 from overview.errors import database_unavailable
 
@@ -96,3 +97,4 @@ def _database_unavailable(request: HttpRequest, error: Exception) -> HttpRespons
 
 api.add_router("", router)
 api.add_router("", fleet_router)
+api.add_router("", fleet_reports_router)

@@ -15,7 +15,7 @@ from overview.models.evidence import (
     ProblemQuerySet,
     ProblemType,
 )
-from overview.models.intake import ReceivedCrash
+from overview.models.intake import FleetReport, ReceivedCrash
 from overview.models.judging import Assessment, HourlyCrashCount, Verdict, VersionSighting
 from overview.models.operations import PeriodicRun
 
@@ -25,6 +25,7 @@ __all__ = [
     "CrashCounter",
     "CrashReport",
     "ErrorBucket",
+    "FleetReport",
     "HourlyCrashCount",
     "Notification",
     "Override",
