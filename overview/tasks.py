@@ -39,9 +39,7 @@ def tick(self: Task) -> int:
     """A rerun is harmless: a tick at the same moment changes nothing twice, and a tick
     whose worker died was rolled back whole; so the message is acknowledged only after
     the tick, and given back to the queue when its worker is lost."""
-    beat = getattr(self.request, BEAT_HEADER, None) or (self.request.headers or {}).get(
-        BEAT_HEADER
-    )
+    beat = getattr(self.request, BEAT_HEADER, None) or (self.request.headers or {}).get(BEAT_HEADER)
     if beat:
         beat_seen(str(beat), now=timezone.now())
     with log_context(tick=self.request.id or "eager"), periodic_run_recorded("tick"):
@@ -69,3 +67,12 @@ def send_notification(self: Task, notification_id: int) -> str:
 def reconcile() -> dict:
     """Finish what a commit left behind: write-backs and emails that no task took."""
     return {"write_back": percentages_reconcile(), "emails": notifications_send_pending()}
+
+
+@shared_task(name="overview.tasks.purge_intake", time_limit=600, soft_time_limit=540)
+def purge_intake() -> dict:
+    """Forget what machines sent longer ago than the retention (a rerun deletes nothing)."""
+    from overview.evidence.intake_store import intake_purge
+
+    with periodic_run_recorded("purge-intake"):
+        return intake_purge(now=timezone.now())

@@ -248,6 +248,8 @@ CELERY_BEAT_SCHEDULE = {
     },
     # Retry write-backs to the source and halt emails that did not go out.
     "reconcile": {"task": "overview.tasks.reconcile", "schedule": 300.0},
+    # Forget crash reports and fleet reports machines sent before the retention.
+    "purge-intake": {"task": "overview.tasks.purge_intake", "schedule": 86400.0},
     # Run the archive admins' scheduled changes that are due, each once.
     "scheduled-changes": {
         "task": "packages.tasks.run_scheduled_changes",

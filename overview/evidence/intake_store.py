@@ -4,7 +4,7 @@ a system may send an hour (Django's cache: Redis in production)."""
 from __future__ import annotations
 
 import uuid
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.core.cache import cache
@@ -54,3 +54,13 @@ def intake_rate_limited(system_id: str, *, now: datetime) -> bool:
     return over_limit(
         "intake", system_id.lower(), limit=settings.PHASING_INTAKE_REPORTS_PER_HOUR, now=now
     )
+
+
+def intake_purge(*, now: datetime) -> dict[str, int]:
+    """Forget what machines sent longer ago than PHASING_INTAKE_RETENTION_DAYS: received
+    crash reports (their counts and buckets stay in the evidence) and fleet reports."""
+    from overview.evidence.fleet import fleet_reports_purge  # fleet builds on this module
+
+    before = now - timedelta(days=settings.PHASING_INTAKE_RETENTION_DAYS)
+    crashes, _ = ReceivedCrash.objects.filter(received_at__lt=before).delete()
+    return {"received_crashes": crashes, "fleet_reports": fleet_reports_purge(before=before)}
