@@ -9,10 +9,12 @@ from datetime import timedelta
 import bson
 import pytest
 from django.core.cache import cache
+from django.urls import reverse
 from django.utils import timezone
 
 from overview import controller
 from overview.models import CrashReport, Problem, ProblemKind
+from overview.monitoring.health import crash_data_check
 from overview.services.crash_sync import crashes_sync
 from overview.sources import crash_source
 from overview.sources.base import CrashQuery
@@ -72,7 +74,9 @@ def post(client, machine: int, **kwargs):
     )
 
 
-def test_reports_posted_as_whoopsie_posts_them_halt_the_update_within_one_sync(anonymous, update):
+def test_reports_posted_as_whoopsie_posts_them_halt_the_update_within_one_sync(
+    anonymous, member, triager, update
+):
     for machine in range(1, 5):
         assert post(anonymous, machine).status_code == 200
     source = crash_source()
@@ -92,6 +96,16 @@ def test_reports_posted_as_whoopsie_posts_them_halt_the_update_within_one_sync(a
         4,
     )
     assert update.state == PhasingState.HALTED
+    # On the pages as any source's problem; the reports themselves for triagers only.
+    assert "crash_here" in anonymous.get(problem.bucket.get_absolute_url()).content.decode()
+    assert "crash_here" in anonymous.get("/").content.decode()
+    reports_page = reverse("triage:reports", args=[problem.bucket.pk])
+    report_page = reverse("triage:report", args=[report.pk])
+    assert member.get(reports_page).status_code == 403
+    assert member.get(report_page).status_code == 403
+    assert triager.get(reports_page).status_code == 200
+    assert "/usr/bin/tool" in triager.get(report_page).content.decode()
+    assert crash_data_check(timezone.now()).ok
 
 
 def test_a_sync_again_brings_nothing_twice(anonymous, update):
