@@ -13,7 +13,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from overview import controller
-from overview.models import CrashReport, Problem, ProblemKind
+from overview.models import CrashReport, Problem, ProblemKind, ProblemType
 from overview.monitoring.health import crash_data_check
 from overview.services.crash_sync import crashes_sync
 from overview.sources import crash_source
@@ -138,3 +138,27 @@ def test_without_a_recent_sync_the_intake_answers_crash_data_unavailable(update)
     assert source.problems([query], now=now)[query].error == ""
     later = now + timedelta(hours=2)
     assert "last synced" in source.problems([query], now=later)[query].error
+
+
+def test_a_package_problem_is_an_install_failure_bucket(anonymous, update):
+    failure = bson.encode(
+        {
+            "ProblemType": "Package",
+            "Package": "tool 1.2-1ubuntu0.1",
+            "SourcePackage": "tool",
+            "DistroRelease": "Ubuntu 24.04",
+            "Architecture": "amd64",
+            "Date": "Thu Dec  3 11:00:00 2026",
+            "DuplicateSignature": "package:tool:1.2-1ubuntu0.1:subprocess installed "
+            "post-installation script returned error exit status 1",
+            "ErrorMessage": "subprocess installed post-installation script returned error",
+        }
+    )
+    response = anonymous.generic(
+        "POST", f"/{system(1)}", data=failure, content_type="application/octet-stream"
+    )
+    assert response.status_code == 200
+    crashes_sync(crash_source())
+    report = CrashReport.objects.select_related("bucket").get()
+    assert report.bucket.problem_type == ProblemType.INSTALL_FAILURE
+    assert "ErrorMessage" not in report.environment
