@@ -21,7 +21,8 @@ NAME
     phasing-agent - report apt's phasing decisions to a Phasing server
 
 SYNOPSIS
-    phasing-agent --url URL [--release CODENAME] [--dry-run] [--timeout SECONDS]
+    phasing-agent --url URL [--release CODENAME] [--token-file FILE] [--dry-run]
+                  [--timeout SECONDS]
 
 DESCRIPTION
     For every installed package whose candidate version carries a
@@ -51,6 +52,8 @@ OPTIONS
     --url URL          the Phasing server, e.g. https://phasing.example.org
     --release NAME     the release codename (default: VERSION_CODENAME of
                        /etc/os-release)
+    --token-file FILE  send the token in FILE (the server's PHASING_FLEET_TOKEN)
+                       as "Authorization: Bearer <token>"
     --dry-run          print the batch as JSON instead of sending it
     --timeout SECONDS  give up on the server after this long (default 30)
 
@@ -151,11 +154,14 @@ def phased_packages(apt_pkg) -> list[dict]:
     return sorted(facts, key=lambda f: f["package"])
 
 
-def send(url: str, batch: dict, timeout: float) -> dict:
+def send(url: str, batch: dict, timeout: float, token: str = "") -> dict:
+    headers = {"Content-Type": "application/json", "User-Agent": "phasing-agent/1"}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
     request = urllib.request.Request(
         url.rstrip("/") + "/api/v1/fleet-reports/",
         data=json.dumps(batch).encode("utf-8"),
-        headers={"Content-Type": "application/json", "User-Agent": "phasing-agent/1"},
+        headers=headers,
         method="POST",
     )
     with urllib.request.urlopen(request, timeout=timeout) as response:
@@ -171,6 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--url", required=True, help=argparse.SUPPRESS)
     parser.add_argument("--release", default="", help=argparse.SUPPRESS)
+    parser.add_argument("--token-file", default="", help=argparse.SUPPRESS)
     parser.add_argument("--dry-run", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--timeout", type=float, default=30.0, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -194,8 +201,12 @@ def main(argv: list[str] | None = None) -> int:
         json.dump(batch, sys.stdout, indent=2)
         print()
         return 0
+    token = ""
+    if args.token_file:
+        with open(args.token_file, encoding="utf-8") as handle:
+            token = handle.readline().strip()
     try:
-        answer = send(args.url, batch, args.timeout)
+        answer = send(args.url, batch, args.timeout, token)
     except urllib.error.HTTPError as error:
         detail = error.read(2000).decode("utf-8", "replace")
         print(f"phasing-agent: the server answered {error.code}: {detail}", file=sys.stderr)

@@ -270,6 +270,9 @@ PHASING_INTAKE_REPORTS_PER_HOUR = env_int("PHASING_INTAKE_REPORTS_PER_HOUR", 60,
 PHASING_INTAKE_RETENTION_DAYS = env_int("PHASING_INTAKE_RETENTION_DAYS", 30, minimum=1)
 # Fleet agents' reports (agent/): hours a machine's last report counts for its update.
 PHASING_FLEET_REPORT_HOURS = env_int("PHASING_FLEET_REPORT_HOURS", 48, minimum=1)
+# Set: fleet reports are taken only with "Authorization: Bearer <token>" (they feed the
+# judge, so made-up machines must not). Empty: anyone who reaches the site may report.
+PHASING_FLEET_TOKEN = env_str("PHASING_FLEET_TOKEN")
 PHASING_SIMULATOR_SEED = env_int("PHASING_SIMULATOR_SEED", 1)
 PHASING_SIMULATOR_PACKAGES = env_int("PHASING_SIMULATOR_PACKAGES", 300, minimum=1)
 PHASING_SIMULATOR_MEAN_DAYS = float(env_int("PHASING_SIMULATOR_MEAN_DAYS", 40, minimum=1))

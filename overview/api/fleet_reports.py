@@ -5,13 +5,16 @@ phased candidate (or installed at one) what apt says: held back for phasing or n
 installed and candidate versions. Packages naming no update the archive has are skipped
 and listed in the answer; the machine's last report of an update is replaced, so sending
 again the same day (or the next) counts it once. Limited per machine and hour like the
-crash intake (429).
+crash intake (429). Measured uptake feeds the judge, so a server whose endpoint anyone can
+reach sets PHASING_FLEET_TOKEN and gives it to its machines (401 without it).
 """
 
 from __future__ import annotations
 
+import hmac
 from typing import Annotated
 
+from django.conf import settings
 from django.http import HttpRequest
 from django.utils import timezone
 from ninja import Field, Router, Schema
@@ -50,7 +53,7 @@ class FleetReportOut(Schema):
 
 @router.post(
     "/fleet-reports/",
-    response={200: FleetReportOut, 400: ErrorOut, 429: ErrorOut},
+    response={200: FleetReportOut, 400: ErrorOut, 401: ErrorOut, 429: ErrorOut},
     url_name="fleet_reports",
     summary="One machine's report of what apt does with each phased update",
 )
@@ -59,7 +62,12 @@ def fleet_reports(request: HttpRequest, report: FleetReportIn):
     (never the id itself), ``release`` the codename, and ``packages`` apt's answer for each
     binary with a phased candidate: ``held_back`` is python-apt's
     ``DepCache.phasing_applied()``. Counted per update: machines reporting it, held back,
-    and on the new version (measured uptake)."""
+    and on the new version (measured uptake). With ``PHASING_FLEET_TOKEN`` set, only a
+    batch carrying ``Authorization: Bearer <token>`` is taken."""
+    token = settings.PHASING_FLEET_TOKEN
+    presented = request.headers.get("Authorization", "")
+    if token and not hmac.compare_digest(presented.encode(), f"Bearer {token}".encode()):
+        raise HttpError(401, "this server takes fleet reports with its token only")
     now = timezone.now()
     if fleet.fleet_rate_limited(report.machine, now=now):
         raise HttpError(429, "too many reports from this machine; try again in an hour")

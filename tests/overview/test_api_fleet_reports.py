@@ -149,3 +149,18 @@ def test_the_history_page_shows_the_measured_uptake_beside_the_estimate(anonymou
     send(anonymous, 2, fact())
     page = anonymous.get("/source/tool/").content.decode()
     assert "measured: 1 of 2 reporting machines run it (50%), apt holds it back on 1" in page
+
+
+def test_with_a_token_set_only_a_batch_that_carries_it_is_taken(anonymous, update, settings):
+    settings.PHASING_FLEET_TOKEN = "s3cret"
+    body = {"machine": machine(1), "release": "noble", "packages": [fact()]}
+    assert anonymous.post(URL, body, content_type="application/json").status_code == 401
+    wrong = anonymous.post(
+        URL, body, content_type="application/json", HTTP_AUTHORIZATION="Bearer guess"
+    )
+    assert wrong.status_code == 401
+    assert not FleetReport.objects.exists()
+    right = anonymous.post(
+        URL, body, content_type="application/json", HTTP_AUTHORIZATION="Bearer s3cret"
+    )
+    assert right.json() == {"kept": 1, "skipped": []}
