@@ -74,7 +74,7 @@ def reconcile() -> dict:
 @shared_task(name="overview.tasks.purge_intake", time_limit=600, soft_time_limit=540)
 def purge_intake() -> dict:
     """Forget what machines sent longer ago than the retention (a rerun deletes nothing)."""
-    from overview.evidence.intake_store import intake_purge
+    from overview.evidence.retention import intake_purge
 
     with periodic_run_recorded("purge-intake"):
         return intake_purge(now=timezone.now())

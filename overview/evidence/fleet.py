@@ -17,7 +17,7 @@ from datetime import datetime
 
 from django.conf import settings
 
-from overview.evidence.intake_store import over_limit
+from overview.evidence.limits import over_limit
 from overview.models import FleetReport
 from packages.models import Publication
 

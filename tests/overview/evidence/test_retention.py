@@ -1,4 +1,4 @@
-"""What machines sent is forgotten after the retention; the limit counts per hour."""
+"""What machines sent is forgotten after the retention."""
 
 from __future__ import annotations
 
@@ -7,10 +7,9 @@ import uuid
 from datetime import timedelta
 
 import pytest
-from django.core.cache import cache
 from django.utils import timezone
 
-from overview.evidence.intake_store import intake_purge, over_limit
+from overview.evidence.retention import intake_purge
 from overview.models import FleetReport, ReceivedCrash
 from overview.tasks import purge_intake
 from tests.factories import PublicationFactory
@@ -44,12 +43,3 @@ def test_reports_older_than_the_retention_are_purged_and_newer_ones_kept(setting
     assert not ReceivedCrash.objects.filter(pk=old.pk).exists()
     assert FleetReport.objects.get().reported_at == now - timedelta(days=29)
     assert purge_intake() == {"received_crashes": 0, "fleet_reports": 0}
-
-
-def test_the_limit_counts_requests_per_key_and_clock_hour():
-    cache.clear()
-    now = timezone.now().replace(minute=10)
-    assert [over_limit("t", "k", limit=2, now=now) for _ in range(3)] == [False, False, True]
-    assert not over_limit("t", "other", limit=2, now=now)
-    assert not over_limit("t", "k", limit=2, now=now + timedelta(hours=1))
-    cache.clear()
