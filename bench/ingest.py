@@ -50,11 +50,15 @@ def measure() -> dict:
     started = time.perf_counter()
     summary = crash_reports_ingest(drawn)
     took = time.perf_counter() - started
+    from bench import intake
+
     return {
         "reports": summary.inserted,
         "duplicates": summary.duplicates,
         "seconds": round(took, 2),
         "reports_per_s": round(summary.inserted / took),
+        # The same reports posted to the whoopsie-compatible intake, then synced.
+        "intake": intake.measure(drawn),
     }
 
 

@@ -187,6 +187,12 @@ def table(figures: dict) -> str:
             add(
                 f"Ingest: {ingest['reports']:,} reports in {ingest['seconds']} s = {ingest['reports_per_s']:,} reports/s"
             )
+            if "intake" in ingest:
+                intake = ingest["intake"]
+                add(
+                    f"  through the intake: {intake['kept']:,} whoopsie posts read and kept at "
+                    f"{intake['received_per_s']:,}/s (no HTTP), synced at {intake['synced_per_s']:,}/s"
+                )
     checks = figures.get("targets", {})
     if checks:
         add("")

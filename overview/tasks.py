@@ -70,3 +70,12 @@ def send_notification(self: Task, notification_id: int) -> str:
 def reconcile() -> dict:
     """Finish what a commit left behind: write-backs and emails that no task took."""
     return {"write_back": percentages_reconcile(), "emails": notifications_send_pending()}
+
+
+@shared_task(name="overview.tasks.purge_intake", time_limit=600, soft_time_limit=540)
+def purge_intake() -> dict:
+    """Forget what machines sent longer ago than the retention (a rerun deletes nothing)."""
+    from overview.evidence.retention import intake_purge
+
+    with periodic_run_recorded("purge-intake"):
+        return intake_purge(now=timezone.now())

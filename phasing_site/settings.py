@@ -253,6 +253,8 @@ CELERY_BEAT_SCHEDULE = {
     "reconcile": {"task": "overview.tasks.reconcile", "schedule": 300.0},
     # Send webhook deliveries that no task sent (broker down, a lost retry).
     "webhook-deliveries": {"task": "overview.notices.send_due", "schedule": 60.0},
+    # Forget crash reports and fleet reports machines sent before the retention.
+    "purge-intake": {"task": "overview.tasks.purge_intake", "schedule": 86400.0},
     # Run the archive admins' scheduled changes that are due, each once.
     "scheduled-changes": {
         "task": "packages.tasks.run_scheduled_changes",
@@ -261,9 +263,21 @@ CELERY_BEAT_SCHEDULE = {
 }
 
 # Which sources the controller talks to: "simulator" (the embedded default),
-# "launchpad", "apt" for publications; "simulator", "errortracker" for crashes.
+# "launchpad", "apt" for publications; "simulator", "errortracker", "local", "intake"
+# (reports machines post to this site, docs/self-hosted.md) for crashes.
 PHASING_PUBLICATION_SOURCE = env_str("PHASING_PUBLICATION_SOURCE", "simulator")
 PHASING_CRASH_SOURCE = env_str("PHASING_CRASH_SOURCE", "simulator")
+# The whoopsie-compatible intake (POST /<system id>, docs/self-hosted.md), read by the
+# "intake" crash source: the largest body read, reports one system may send an hour, and
+# how many days a received report is kept (a daily purge).
+PHASING_INTAKE_MAX_BYTES = env_int("PHASING_INTAKE_MAX_BYTES", 5 * 1024 * 1024, minimum=1024)
+PHASING_INTAKE_REPORTS_PER_HOUR = env_int("PHASING_INTAKE_REPORTS_PER_HOUR", 60, minimum=1)
+PHASING_INTAKE_RETENTION_DAYS = env_int("PHASING_INTAKE_RETENTION_DAYS", 30, minimum=1)
+# Fleet agents' reports (agent/): hours a machine's last report counts for its update.
+PHASING_FLEET_REPORT_HOURS = env_int("PHASING_FLEET_REPORT_HOURS", 48, minimum=1)
+# Set: fleet reports are taken only with "Authorization: Bearer <token>" (they feed the
+# judge, so made-up machines must not). Empty: anyone who reaches the site may report.
+PHASING_FLEET_TOKEN = env_str("PHASING_FLEET_TOKEN")
 PHASING_SIMULATOR_SEED = env_int("PHASING_SIMULATOR_SEED", 1)
 PHASING_SIMULATOR_PACKAGES = env_int("PHASING_SIMULATOR_PACKAGES", 300, minimum=1)
 PHASING_SIMULATOR_MEAN_DAYS = float(env_int("PHASING_SIMULATOR_MEAN_DAYS", 40, minimum=1))

@@ -2,9 +2,9 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.http import HttpRequest, HttpResponseRedirect
 from django.templatetags.static import static
-from django.urls import include, path
+from django.urls import include, path, re_path
 
-from overview.api import api
+from overview.api import api, whoopsie
 from overview.monitoring import views as monitoring
 from packages.admin.forms import LoginForm
 from packages.sso.views import LoginPageView
@@ -29,6 +29,9 @@ urlpatterns = [
     path("api/v1/", api.urls),
     path("healthz", monitoring.healthz, name="healthz"),
     path("metrics", monitoring.metrics, name="metrics"),
+    # whoopsie posts to CRASH_DB_URL/<SHA-512 of the machine>: a long single segment no
+    # page has; the view answers a malformed id with a 400.
+    re_path(r"^(?P<system_id>[^/]{100,200})$", whoopsie.submit, name="whoopsie-submit"),
     path("", include("overview.triage.urls")),
     path("", include("overview.urls")),
 ]

@@ -111,6 +111,10 @@ ROUTES: dict[str, Route] = {
     "api:machine": route(PUBLIC, query="machine_id=0123456789abcdef0123456789abcdef"),
     # A fleet's machine ids come in a POST body.
     "api:machines": route(POST_ONLY),
+    # whoopsie's crash database: machines POST reports; nothing is ever read back here.
+    "whoopsie-submit": route(POST_ONLY, path="/" + "a" * 128),
+    # The fleet agent's daily batch: POST only.
+    "api:fleet_reports": route(POST_ONLY),
     # Operations: health for load balancers, the same for everyone (here 503: no crash
     # source has synced in this seed), metrics for the scraper's token and staff.
     "healthz": route(expect("503 503 503 503 503")),

@@ -17,6 +17,7 @@ from ninja.openapi.docs import Swagger
 
 from overview.api.fleet import MAX_FLEET
 from overview.api.fleet import router as fleet_router
+from overview.api.fleet_reports import router as fleet_reports_router
 from overview.api.routes import router
 from overview.notices.schema import openapi_webhooks
 from overview.pages.errors import database_unavailable
@@ -99,3 +100,4 @@ def _database_unavailable(request: HttpRequest, error: Exception) -> HttpRespons
 
 api.add_router("", router)
 api.add_router("", fleet_router)
+api.add_router("", fleet_reports_router)

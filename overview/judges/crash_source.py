@@ -17,6 +17,10 @@ def crash_source(name: str | None = None) -> CrashSource:
         return LocalCrashSource(feed=simulated_crash_feed())
     if name == "local":
         return LocalCrashSource(feed=None)
+    if name == "intake":
+        from overview.evidence.sources.intake import IntakeFeed
+
+        return LocalCrashSource(feed=IntakeFeed())
     if name == "errortracker":
         from overview.evidence.sources.errortracker import (
             ErrorTrackerSource,

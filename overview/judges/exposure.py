@@ -289,6 +289,18 @@ class Sightings:
         return int(sum(self.new) + sum(self.old))
 
 
+def with_reported(sightings: Sightings, new: Sequence[int], old: Sequence[int]) -> Sightings:
+    """The sightings and the machines that reported their version themselves (the fleet
+    agent, apt's own answer), hour by hour: the same kind of evidence, and a sample of
+    every machine with the package rather than of the ones that crashed."""
+    count = len(sightings.percentages)
+    return Sightings(
+        percentages=sightings.percentages,
+        new=[a + b for a, b in zip(sightings.new, [*new, *[0] * count][:count], strict=True)],
+        old=[a + b for a, b in zip(sightings.old, [*old, *[0] * count][:count], strict=True)],
+    )
+
+
 def fit(sightings: Sightings, belief: Uptake, deficit: Deficit | None = None) -> Uptake:
     """The uptake of one update: its own sightings, and the previous version's crashes
     falling away, against what is believed beforehand."""

@@ -10,8 +10,9 @@ over the small aggregate tables answer any number of publications.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime, timedelta
+from typing import Protocol
 
 from django.conf import settings
 
@@ -23,10 +24,16 @@ from overview.evidence.sources.base import (
     CrashReportRecord,
     ProblemRecord,
 )
-from overview.evidence.sources.simulator import SimulatedCrashFeed
 from overview.judges import ubuntu as crashes
 from overview.models import BucketVersionStat, CrashCounter
 from packages.models import SourceSync
+
+
+class ReportFeed(Protocol):
+    """Where new crash reports come from for the local source: the simulated stream, or
+    the reports machines sent to the intake."""
+
+    def reports(self, *, since: datetime | None, now: datetime) -> Iterable[CrashReportRecord]: ...
 
 
 def thresholds() -> crashes.Thresholds:
@@ -45,7 +52,7 @@ class LocalCrashSource:
     # The reports themselves are here, so the sequential judge can count them hour by hour.
     keeps_reports = True
 
-    def __init__(self, *, feed: SimulatedCrashFeed | None = None) -> None:
+    def __init__(self, *, feed: ReportFeed | None = None) -> None:
         self.feed = feed
         if feed is not None:
             self.name = getattr(feed, "name", "local")

@@ -3,7 +3,7 @@
 For each update in phasing: its percentage history (from its events), the crash events of
 its version and of the previous one hour by hour (HourlyCrashCount), and the machines seen
 with each version in other packages' reports (VersionSighting) give the share of machines
-on the new version (overview.judges.exposure) and the test's verdict (overview.judges.sequential). Three
+on the new version (overview.judges.exposure) and the test's verdict (overview.judges.sequential). Four
 queries however many updates; the controller writes what it decides from them.
 """
 
@@ -18,6 +18,7 @@ from datetime import datetime, timedelta
 from django.conf import settings
 
 from overview.evidence.counters import hour_of
+from overview.evidence.fleet_reads import fleet_sightings
 from overview.judges import exposure, reads, sequential
 from packages.models import Publication
 
@@ -83,6 +84,10 @@ def publications_judge(
         p.pk: reads.sightings_of(p, seen, start=starts[p.pk], percentages=percentages[p.pk])
         for p in publications
     }
+    # Machines that report their version themselves (the fleet agent): measured uptake.
+    reported = fleet_sightings(publications, starts=starts, hours=hours_of)
+    for pk, (new, old) in reported.items():
+        own_sightings[pk] = exposure.with_reported(own_sightings[pk], new, old)
     deficits = {
         p.pk: reads.deficit(
             p, reports, baselines, activity, start=starts[p.pk], hours=hours_of[p.pk] - 1

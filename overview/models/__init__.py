@@ -15,6 +15,7 @@ from overview.models.evidence import (
     ProblemQuerySet,
     ProblemType,
 )
+from overview.models.intake import FleetReport, ReceivedCrash
 from overview.models.judging import Assessment, HourlyCrashCount, Verdict, VersionSighting
 from overview.models.operations import PeriodicRun
 from overview.models.webhooks import (
@@ -33,6 +34,7 @@ __all__ = [
     "DeliveryStatus",
     "EndpointFormat",
     "ErrorBucket",
+    "FleetReport",
     "HourlyCrashCount",
     "Notification",
     "NoticeType",
@@ -43,6 +45,7 @@ __all__ = [
     "ProblemKind",
     "ProblemQuerySet",
     "ProblemType",
+    "ReceivedCrash",
     "Verdict",
     "VersionSighting",
     "WebhookDelivery",

@@ -8,7 +8,7 @@ from django.core import checks
 from packages import links
 
 _PUBLICATION_SOURCES = {"simulator", "launchpad", "apt"}
-_CRASH_SOURCES = {"simulator", "local", "errortracker"}
+_CRASH_SOURCES = {"simulator", "local", "errortracker", "intake"}
 
 
 @checks.register(checks.Tags.compatibility, deploy=True)

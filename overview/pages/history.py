@@ -9,6 +9,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
 
+from overview.evidence.fleet_reads import fleet_counts
 from packages import selectors
 from packages.models import Release, SourcePackage
 
@@ -40,6 +41,9 @@ def history(request: HttpRequest, name: str) -> HttpResponse:
     # Versions in a dependent group say what they need and what needs them.
     groups = selectors.dependency_groups(policies=selectors.policies_by_scope())
     prefetch_related_objects(list(publications), "assessment")  # each version's verdict
+    counts = fleet_counts((p.pk for p in publications), now=now)  # measured uptake
+    for publication in publications:
+        publication.fleet_counts = counts.get(publication.pk)  # type: ignore[attr-defined]
     grouped = [(p, groups.get(p.pk)) for p in publications]
     events = Paginator(
         selectors.history_events(package=package, release=release), EVENTS_PAGE_SIZE

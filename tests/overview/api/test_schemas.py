@@ -32,7 +32,7 @@ def test_the_api_answers_as_its_schema_declares(live_server, mode):
     ScheduledChangeFactory(publication=publication)
     schema = schemathesis.openapi.from_url(f"{live_server.url}/api/v1/openapi.json")
     operations = [result.ok() for result in schema.get_all_operations()]
-    assert len(operations) == 7
+    assert len(operations) == 8
 
     for operation in operations:
 

@@ -174,6 +174,7 @@ def test_the_page_costs_a_fixed_number_of_queries(anonymous, django_assert_num_q
     # 1 package, 2 its releases, 3 count of publications, 4 their page, 5 policies,
     # 6 the updates in phasing as the dependency rule reads them (dependent groups),
     # 7 their assessments, 8 the events of the charted ones, 9 count of events, 10 their
-    # page, 11 pending scheduled changes with their targets and people, 12 source syncs.
-    with django_assert_num_queries(12):
+    # page, 11 pending scheduled changes with their targets and people, 12 source syncs,
+    # 13 the fleet agents' counts of the page's publications.
+    with django_assert_num_queries(13):
         assert anonymous.get("/source/hello/?release=noble").status_code == 200
