@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SERVERS = ("DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL")
 
 

@@ -243,7 +243,7 @@ def test_a_writer_killed_between_the_indexes_and_the_release_is_undone_by_the_ne
 
     killed = subprocess.run(
         [sys.executable, "-c", KILLED_WRITER, str(tmp_path)],
-        cwd=Path(__file__).parents[3],
+        cwd=Path(__file__).parents[4],
         timeout=60,
     )
 
