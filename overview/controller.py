@@ -137,7 +137,7 @@ def tick(
     )
     queries = {p.pk: _query(p) for p in candidates}
     answers = _fetch_answers(source, list(dict.fromkeys(queries.values())), now)
-    judgements = verdicts.judgements_of(candidates, source, now)
+    judgements, judge_failures = verdicts.judgements_of(candidates, source, now)
     needs = together.tick_needs(candidates)
 
     with transaction.atomic():
@@ -148,7 +148,9 @@ def tick(
             .defer("binaries")  # never read by a tick; the largest column
             .order_by("pk")
         )
-        decisions = _decide_all(locked, queries, answers, judgements, needs, now=now)
+        decisions = _decide_all(
+            locked, queries, answers, judgements, needs, now=now, judge_failures=judge_failures
+        )
         if dry_run:
             transaction.set_rollback(True)
     return decisions
@@ -162,11 +164,18 @@ def _decide_all(
     needs: dict[int, list[together.Need]],
     *,
     now: datetime,
+    judge_failures: dict[int, str] | None = None,
 ) -> list[Decision]:
     policies = policies_by_scope()
+    judge_failures = judge_failures or {}
     rules_of = {p.pk: policy_rules.resolve_for(policies, p) for p in publications}
     judged = {
-        p.pk: verdicts.rate_answer(answers[queries[p.pk]], rules_of[p.pk], judgements.get(p.pk))
+        p.pk: verdicts.rate_answer(
+            answers[queries[p.pk]],
+            rules_of[p.pk],
+            judgements.get(p.pk),
+            failed=p.pk in judge_failures,
+        )
         for p in publications
         if p.pk in queries
     }
@@ -185,12 +194,21 @@ def _decide_all(
         judgement = judgements.get(publication.pk)
         found = problems.get(publication.pk, [])
         verdict, evidence = verdicts.verdict_of(rules=rules, judgement=judgement, problems=found)
+        failure = judge_failures.get(publication.pk, "")
+        if rules.judge != policy_rules.SEQUENTIAL:
+            failure = ""  # the test is only evidence there: Ubuntu's rules still judge
+        elif failure:
+            verdict, evidence = Verdict.INSUFFICIENT, failure
         try:
             if publication.pk in unrecorded:
                 raise unrecorded[publication.pk]
             decision, change, _ = _decide(
                 publication, rules, answer, found, (verdict, evidence), now
             )
+            phasing = publication.state == PhasingState.PHASING
+            if failure and phasing and decision.action != Action.HALT:
+                # No silent fallback to another judge: the update holds, saying why.
+                decision, change, _ = _hold(publication, HoldReason.JUDGE_FAILED, failure)
         except Exception as exc:  # one broken publication never stops the tick for the others
             log.exception(
                 "controller could not decide for %s",
