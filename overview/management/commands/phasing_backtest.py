@@ -2,7 +2,7 @@
 
     manage.py phasing_backtest --scenarios FILE [--judge ubuntu|sequential|all] [--seed N]
                                [--output FILE.jsonl] [--uptake-estimate-factor F]
-                               [--summary FILE.json] [--jobs N]
+                               [--summary FILE.json] [--jobs N] [--world NAME]
 
 One JSON line per update and judge on --output (or standard output), the summary table on
 standard error with a progress bar while it runs. A scenario file that cannot be run, an
@@ -21,6 +21,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
 from overview.backtest import runner, summary
+from overview.backtest.realism import WorldSpecError
 from overview.backtest.scenarios import ScenarioError, load
 from packages import policy
 
@@ -40,6 +41,12 @@ class Command(BaseCommand):
             help="scale the judge's estimate of uptake time, to see what a wrong one does",
         )
         parser.add_argument("--summary", help="also write the summary as JSON here")
+        parser.add_argument(
+            "--world",
+            default="tidy",
+            help="the simulated world: tidy, realistic, or one registered with "
+            "overview.backtest.realism.register (the scenario's world keys override it)",
+        )
         parser.add_argument(
             "--jobs",
             type=int,
@@ -61,7 +68,8 @@ class Command(BaseCommand):
             raise CommandError("--jobs is 1 or more", returncode=2)
         try:
             scenario = load(options["scenarios"])
-        except ScenarioError as error:
+            scenario.world_spec(options["world"])
+        except (ScenarioError, WorldSpecError) as error:
             raise CommandError(str(error), returncode=2) from error
 
         began = time.monotonic()
@@ -74,6 +82,7 @@ class Command(BaseCommand):
                 progress=bar.update,
                 uptake_estimate_factor=factor,
                 jobs=options["jobs"],
+                world=options["world"],
             )
         lines = "".join(json.dumps(o.line()) + "\n" for o in outcomes)
         if options["output"]:
@@ -104,6 +113,7 @@ class Command(BaseCommand):
                         "hours": scenario.hours,
                         "seed": options["seed"],
                         "uptake_estimate_factor": factor,
+                        "world": options["world"],
                         "minutes": round(minutes, 1),
                         "judges": {
                             s.judge: {
