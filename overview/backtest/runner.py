@@ -133,6 +133,15 @@ def run(
     return outcomes
 
 
+def run_here(
+    scenario: Scenario, *, judge: str, seed: int = 1, world: str = "tidy"
+) -> list[Outcome]:
+    """One judge over the scenario in the current database, which must hold nothing the
+    scenario makes (a test's database): how a test or another tool embeds the backtest."""
+    with override_settings(EMAIL_BACKEND="django.core.mail.backends.locmem.EmailBackend"):
+        return _run_judge(scenario, judge, seed, None, world)
+
+
 def _run_side_by_side(
     scenario: Scenario,
     judges: Sequence[str],
