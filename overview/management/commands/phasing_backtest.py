@@ -3,6 +3,7 @@
     manage.py phasing_backtest --scenarios FILE [--judge ubuntu|sequential|all] [--seed N]
                                [--output FILE.jsonl] [--uptake-estimate-factor F]
                                [--summary FILE.json] [--jobs N] [--world NAME]
+                               [--plot FILE.png]
 
 One JSON line per update and judge on --output (or standard output), the summary table on
 standard error with a progress bar while it runs. A scenario file that cannot be run, an
@@ -41,6 +42,9 @@ class Command(BaseCommand):
             help="scale the judge's estimate of uptake time, to see what a wrong one does",
         )
         parser.add_argument("--summary", help="also write the summary as JSON here")
+        parser.add_argument(
+            "--plot", help="also draw catches against regression size here (PNG, matplotlib)"
+        )
         parser.add_argument(
             "--world",
             default="tidy",
@@ -105,6 +109,10 @@ class Command(BaseCommand):
             f"\n{len(scenario.updates)} updates × {scenario.hours} hours × {len(judges)} "
             f"judge(s) in {minutes:.1f} min\n\n{report}\n"
         )
+        if options["plot"]:
+            from overview.backtest.plot import catches_png
+
+            catches_png({options["world"]: summaries}, options["plot"])
         if options["summary"]:
             with open(options["summary"], "w", encoding="utf-8") as file:
                 json.dump(
@@ -124,6 +132,8 @@ class Command(BaseCommand):
                                 "median_machine_hours_before_halt": s.median_machine_hours_before_halt,
                                 "machine_hours_on_bad_versions": s.machine_hours_on_bad_versions,
                                 "insufficient": s.insufficient,
+                                "large_busy_median_percentage": s.large_busy_median_percentage,
+                                "large_busy_median_hours": s.large_busy_median_hours,
                                 "healthy_hours_to_100": s.healthy_hours_to_100,
                             }
                             for s in summaries
