@@ -287,6 +287,28 @@ def _failed(publication: Publication, exc: Exception) -> Decision:
     return _hold(publication, HoldReason.CONTROLLER_ERROR, f"{type(exc).__name__}: {exc}")[0]
 
 
+def _auto_resumed(
+    publication: Publication, rules: policy_rules.Rules
+) -> tuple[Decision, Change | None, list[Problem]]:
+    """Ubuntu's phased-updater on a halted update whose checks are clean again: on at one
+    step above the last percentage before the halt (its ``max_pup + PUP_INCREMENT``)."""
+    before = publication.percentage_before_halt or 0
+    target = policy_rules.next_percentage(rules, before) or before
+    detail = (
+        f"checks clean again: resumed by the policy's auto-resume at {target}% "
+        f"(halted at {before}%)"
+    )
+    change = Change(
+        EventKind.RESUMED,
+        percentage=target,
+        state=PhasingState.PHASING,
+        reason=detail,
+        hold_reason=HoldReason.NONE,
+    )
+    decision = Decision(publication.pk, _label(publication), Action.ADVANCE, detail, 0, target)
+    return decision, change, []
+
+
 def _hold_fields(publication: Publication) -> tuple[object, ...]:
     return tuple(getattr(publication, name) for name in HOLD_FIELDS)
 
@@ -361,6 +383,9 @@ def _decide(
             publication, HoldReason.PAUSED, publication.hold_detail or "paused by a person"
         )
     if publication.state == PhasingState.HALTED:
+        clean = not any(not p.is_overridden for p in problems)
+        if rules.auto_resume and clean and publication.hold_reason in (HoldReason.PROBLEMS, ""):
+            return _auto_resumed(publication, rules)
         reason = publication.hold_reason or HoldReason.PROBLEMS
         return _hold(publication, reason, publication.hold_detail)
     if publication.release.frozen:
