@@ -225,3 +225,13 @@ def test_a_deployment_registers_its_own_world():
         del realism.WORLDS["quiet-lab"]
     with pytest.raises(realism.WorldSpecError, match="unknown world 'quiet-lab'"):
         realism.named("quiet-lab")
+
+
+def test_the_command_refuses_an_unknown_world_naming_the_known_ones(tmp_path):
+    from django.core.management import CommandError, call_command
+
+    path = tmp_path / "scenario.json"
+    path.write_text(json.dumps(SCENARIO))
+    with pytest.raises(CommandError, match="unknown world 'moon': use realistic, tidy") as error:
+        call_command("phasing_backtest", "--scenarios", str(path), "--world", "moon")
+    assert error.value.returncode == 2
