@@ -133,7 +133,8 @@ def crash_rate(
     average = statistics.fmean(counts) if counts else 0.0
     spread = statistics.pstdev(counts) if counts else 0.0
     standard = float(round(average + spread))
-    if percentage:  # cassie: `if pup:`, so 0% scales nothing
+    # cassie's `if pup:` tests the request's string: "0" is true, so 0% scales by 0.
+    if percentage is not None:
         standard = standard * int(percentage) / 100
     baseline = standard * fraction_of_day(now)
     difference = today - baseline

@@ -131,10 +131,12 @@ def test_an_update_without_a_previous_version_is_never_rate_checked():
     assert judgement.increase is False
 
 
-def test_a_zero_percentage_scales_nothing_as_cassies_if_pup():
+def test_a_zero_percentage_scales_the_baseline_to_zero_as_cassies_if_pup_on_a_string():
+    # The API hands cassie the percentage as the request's string: "0" is true in
+    # `if pup:`, so the baseline is multiplied by 0 and any three crashes are a rise.
     previous = days_before(TODAY, {1: 4, 2: 4})
-    judgement = crash_rate(today=5, previous_daily=previous, percentage=0, now=NOON)
-    assert judgement.previous_average == 4.0 and judgement.baseline == 2.0
+    judgement = crash_rate(today=3, previous_daily=previous, percentage=0, now=NOON)
+    assert (judgement.previous_average, judgement.baseline, judgement.increase) == (0, 0, True)
 
 
 def test_the_baseline_is_rounded_to_whole_crashes_before_scaling():
@@ -160,9 +162,7 @@ def test_cassie_increase_rate_depends_on_the_time_of_day():
     assert judgement.previous_average == 0.7
     assert judgement.difference == 4 - 0.35
     assert abs(judgement.difference - 3.4) <= 0.34
-    early = crash_rate(
-        today=4, previous_daily=previous, percentage=70, now=NOON.replace(hour=2)
-    )
+    early = crash_rate(today=4, previous_daily=previous, percentage=70, now=NOON.replace(hour=2))
     assert early.increase and abs(early.difference - 3.4) > 0.34  # 3.94 at 02:00
 
 
