@@ -363,6 +363,13 @@ EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD")
 EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
 EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", 10, minimum=1)
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "Phasing <phasing@localhost>")
+# Halt emails: "phasing" (signer, uploader and sponsor, the product's subject) or "ubuntu"
+# (as phased-updater: signer and uploader, "[release/package] Possible regression" or
+# "Increase in crash rate", once per person, problem and version, Cc the address below).
+PHASING_HALT_EMAILS = env_str("PHASING_HALT_EMAILS", "phasing")
+if PHASING_HALT_EMAILS not in ("phasing", "ubuntu"):
+    raise ImproperlyConfigured("PHASING_HALT_EMAILS is phasing or ubuntu")
+PHASING_HALT_EMAILS_CC = env_str("PHASING_HALT_EMAILS_CC", "")
 SERVER_EMAIL = DEFAULT_FROM_EMAIL
 
 
