@@ -60,8 +60,8 @@ bench: install-dev
 	$(PY) -m bench $(BENCH_ARGS)
 
 # The judges against the project's own scenario set (bench/scenarios.py, seeded): both side
-# by side, then the sequential judge with uptake estimated twice too fast and twice too
-# slow. Lines and summaries under bench/results/; the tables on the terminal.
+# by side in the tidy world and in the realistic one (docs/backtest.md), then the
+# sequential judge with uptake estimated twice too fast and twice too slow. Lines and summaries under bench/results/; the tables on the terminal.
 BACKTEST_UPDATES ?= 300
 BACKTEST_HOURS ?= 120
 BACKTEST_SEED ?= 1
@@ -72,7 +72,11 @@ backtest: install
 	  --seed $(BACKTEST_SEED) > var/backtest-scenarios.json
 	$(PY) manage.py phasing_backtest --scenarios var/backtest-scenarios.json \
 	  --seed $(BACKTEST_SEED) --output $(BACKTEST_OUT)-lines.jsonl \
-	  --summary $(BACKTEST_OUT)-summary.json
+	  --summary $(BACKTEST_OUT)-summary.json --plot $(BACKTEST_OUT)-catches.png
+	$(PY) manage.py phasing_backtest --scenarios var/backtest-scenarios.json --world realistic \
+	  --seed $(BACKTEST_SEED) --output $(BACKTEST_OUT)-realistic-lines.jsonl \
+	  --summary $(BACKTEST_OUT)-realistic-summary.json \
+	  --plot $(BACKTEST_OUT)-realistic-catches.png
 	for factor in 0.5 2; do \
 	  $(PY) manage.py phasing_backtest --scenarios var/backtest-scenarios.json --judge sequential \
 	    --seed $(BACKTEST_SEED) --uptake-estimate-factor $$factor \

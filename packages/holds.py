@@ -22,6 +22,8 @@ class HoldReason(models.TextChoices):
     QUIET_WEEKEND = "quiet_weekend", "Quiet weekend"
     PULLED = "pulled", "Pulled by a person"
     CONTROLLER_ERROR = "controller_error", "Controller error"
+    # The judge the policy chose failed for this update: it holds, never judged by another.
+    JUDGE_FAILED = "judge_failed", "Judge failed"
     WAITING = "waiting", "Waiting for the next step"
     # An update it needs (packages.domain.dependencies) is not ahead of it: halted, paused, or at
     # no higher percentage. The detail names it: "libfoo 1.2: halted".

@@ -390,6 +390,10 @@ PHASING_EXCLUDE_PROPOSED = env_bool("PHASING_EXCLUDE_PROPOSED", True)
 PHASING_JUDGE_ALPHA = env_float("PHASING_JUDGE_ALPHA", 0.01, above=0, below=0.5)
 PHASING_JUDGE_TOLERANCE = env_float("PHASING_JUDGE_TOLERANCE", 1.2, above=1, below=10)
 PHASING_JUDGE_ALPHA_HEALTHY = env_float("PHASING_JUDGE_ALPHA_HEALTHY", 0.05, above=0, below=0.5)
+# Let the previous version's history (its crashes before the update) narrow the uptake
+# the sequential test uses and halt through the anchored test. Off: the test compares the
+# new version with the previous one over the same hours only (docs/judges.md).
+PHASING_JUDGE_HISTORY = env_bool("PHASING_JUDGE_HISTORY", False)
 # Mean hours from a machine becoming eligible to installing, believed before any
 # measurement (overview.judges.exposure measures it from other packages' crash reports).
 PHASING_UPTAKE_HOURS = env_float("PHASING_UPTAKE_HOURS", 8.0, above=0, below=1000)
@@ -416,6 +420,13 @@ EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD")
 EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
 EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", 10, minimum=1)
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "Phasing <phasing@localhost>")
+# Halt emails: "phasing" (signer, uploader and sponsor, the product's subject) or "ubuntu"
+# (as phased-updater: signer and uploader, "[release/package] Possible regression" or
+# "Increase in crash rate", once per person, problem and version, Cc the address below).
+PHASING_HALT_EMAILS = env_str("PHASING_HALT_EMAILS", "phasing")
+if PHASING_HALT_EMAILS not in ("phasing", "ubuntu"):
+    raise ImproperlyConfigured("PHASING_HALT_EMAILS is phasing or ubuntu")
+PHASING_HALT_EMAILS_CC = env_str("PHASING_HALT_EMAILS_CC", "")
 SERVER_EMAIL = DEFAULT_FROM_EMAIL
 
 

@@ -25,6 +25,7 @@ from django.core.management import call_command
 from django.db import connection, connections
 from django.test.utils import override_settings, setup_databases, teardown_databases
 
+from overview.backtest.realism import WorldSpec
 from overview.backtest.scenarios import PolicySpec, Scenario, Update
 from overview.backtest.world import UpdateWorld
 from overview.controller import rule
@@ -112,12 +113,15 @@ def run(
     progress: Callable[[int], None] | None = None,
     uptake_estimate_factor: float = 1.0,
     jobs: int = 1,
+    world: str = "tidy",
 ) -> list[Outcome]:
     """Every update under every judge; `progress` is told of each simulated hour. With
     `jobs` above 1 the judges run side by side, each in a process and database of its own
     (they share nothing but the scenario), so two judges take the time of one."""
     if jobs > 1 and len(judges) > 1:
-        return _run_side_by_side(scenario, judges, seed, progress, uptake_estimate_factor, jobs)
+        return _run_side_by_side(
+            scenario, judges, seed, progress, uptake_estimate_factor, jobs, world
+        )
     outcomes: list[Outcome] = []
     with scratch_database():
         for judge in judges:
@@ -126,8 +130,17 @@ def run(
                 EMAIL_BACKEND="django.core.mail.backends.locmem.EmailBackend",
                 PHASING_UPTAKE_ESTIMATE_FACTOR=uptake_estimate_factor,
             ):
-                outcomes.extend(_run_judge(scenario, judge, seed, progress))
+                outcomes.extend(_run_judge(scenario, judge, seed, progress, world))
     return outcomes
+
+
+def run_here(
+    scenario: Scenario, *, judge: str, seed: int = 1, world: str = "tidy"
+) -> list[Outcome]:
+    """One judge over the scenario in the current database, which must hold nothing the
+    scenario makes (a test's database): how a test or another tool embeds the backtest."""
+    with override_settings(EMAIL_BACKEND="django.core.mail.backends.locmem.EmailBackend"):
+        return _run_judge(scenario, judge, seed, None, world)
 
 
 def _run_side_by_side(
@@ -137,6 +150,7 @@ def _run_side_by_side(
     progress: Callable[[int], None] | None,
     uptake_estimate_factor: float,
     jobs: int,
+    world: str,
 ) -> list[Outcome]:
     # Forked children must not share the parent's database connection.
     connections.close_all()
@@ -144,7 +158,7 @@ def _run_side_by_side(
     with context.Manager() as manager, ProcessPoolExecutor(jobs, mp_context=context) as pool:
         hours = manager.Queue()
         futures = [
-            pool.submit(_run_child, scenario, judge, seed, uptake_estimate_factor, hours)
+            pool.submit(_run_child, scenario, judge, seed, uptake_estimate_factor, hours, world)
             for judge in judges
         ]
         while not all(future.done() for future in futures) or not hours.empty():
@@ -159,7 +173,12 @@ def _run_side_by_side(
 
 
 def _run_child(
-    scenario: Scenario, judge: str, seed: int, uptake_estimate_factor: float, hours: queue.Queue
+    scenario: Scenario,
+    judge: str,
+    seed: int,
+    uptake_estimate_factor: float,
+    hours: queue.Queue,
+    world: str,
 ) -> list[Outcome]:
     return run(
         scenario,
@@ -167,14 +186,23 @@ def _run_child(
         seed=seed,
         progress=hours.put,
         uptake_estimate_factor=uptake_estimate_factor,
+        world=world,
     )
 
 
 def _run_judge(
-    scenario: Scenario, judge: str, seed: int, progress: Callable[[int], None] | None
+    scenario: Scenario,
+    judge: str,
+    seed: int,
+    progress: Callable[[int], None] | None,
+    world_name: str = "tidy",
 ) -> list[Outcome]:
-    publications = _setup(scenario, judge, seed)
-    worlds = {pk: UpdateWorld(update, seed=seed) for pk, update in publications.items()}
+    spec = scenario.world_spec(world_name)
+    publications = _setup(scenario, judge, seed, spec)
+    worlds = {
+        pk: UpdateWorld(update, seed=seed, spec=spec, start=scenario.start)
+        for pk, update in publications.items()
+    }
     halts: dict[int, tuple[int, int, float]] = {}  # pk → (hour, percentage, machine-hours)
     source = LocalCrashSource()
     for hour in range(scenario.hours):
@@ -203,7 +231,7 @@ def _run_judge(
     return _outcomes(publications, worlds, halts, judge)
 
 
-def _setup(scenario: Scenario, judge: str, seed: int) -> dict[int, Update]:
+def _setup(scenario: Scenario, judge: str, seed: int, world_spec: WorldSpec) -> dict[int, Update]:
     start = scenario.start
     releases = {
         name: Release.objects.create(codename=name, version=RELEASE_VERSIONS.get(name, "0"))
@@ -244,7 +272,7 @@ def _setup(scenario: Scenario, judge: str, seed: int) -> dict[int, Update]:
     ]
     publications_publish(rows, now=start, by="backtest")
     for publication, update in zip(rows, scenario.updates, strict=True):
-        _history(update, publication, UpdateWorld(update, seed=seed))
+        _history(update, publication, UpdateWorld(update, seed=seed, spec=world_spec, start=start))
     return {p.pk: u for p, u in zip(rows, scenario.updates, strict=True)}
 
 

@@ -14,6 +14,10 @@ negative rate or a malformed date is an error that names the key and the update.
        "new_buckets": [{"signature": "foo:crash_in_bar", "crashes_per_machine_day": 0.00002}],
        "policy": {...optional...}}]}
 
+An optional ``"world": {...}`` sets the simulated world's factors (daily and weekly
+cycles, overdispersion, late reports, uptake by timers, phasing-ignorers, shocks: see
+overview.backtest.realism and docs/backtest.md) over the world chosen by ``--world``.
+
 A policy (all keys optional): start_percentage, step, interval_hours, ceiling, schedule,
 quiet_weekend, insufficient_gate, insufficient_max_hold_hours. Without one, the
 configured default policy applies. The judge is the backtest's choice, not the scenario's.
@@ -30,6 +34,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from debian.debian_support import Version
+
+from overview.backtest import realism
 
 # Debian policy 5.6.1: lower case letters, digits, plus, minus and dots, two or more long,
 # starting with an alphanumeric.
@@ -107,9 +113,14 @@ class Scenario:
     hours: int
     updates: tuple[Update, ...]
     policy: PolicySpec = field(default_factory=PolicySpec)
+    # The file's "world" keys: they take precedence over the world chosen by name.
+    world: Mapping[str, Any] = field(default_factory=dict)
+
+    def world_spec(self, name: str = "tidy") -> realism.WorldSpec:
+        return realism.with_overrides(realism.named(name), self.world)
 
 
-_TOP = {"start", "hours", "updates", "policy"}
+_TOP = {"start", "hours", "updates", "policy", "world"}
 _UPDATE = {
     "id",
     "release",
@@ -154,7 +165,11 @@ def parse(data: Any) -> Scenario:
             raise ScenarioError(f"update id {update.id!r} is used twice")
         seen.add(update.id)
     policy = _policy(top["policy"], f"{where}'s policy") if "policy" in top else PolicySpec()
-    return Scenario(start=start, hours=int(hours), updates=updates, policy=policy)
+    try:
+        world = realism.overrides(top.get("world", {}))
+    except realism.WorldSpecError as error:
+        raise ScenarioError(str(error)) from error
+    return Scenario(start=start, hours=int(hours), updates=updates, policy=policy, world=world)
 
 
 def _update(raw: Any, n: int) -> Update:

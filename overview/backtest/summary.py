@@ -37,6 +37,12 @@ class JudgeSummary:
     machine_hours_before_halt: dict[str, float]  # id → machine-hours before its halt
     median_machine_hours_before_halt: float | None
     machine_hours_on_bad_versions: float
+    # Clear regressions (2× or more at 100+ crashes a day) halted: the percentage and the
+    # hours since publication at the halt, medians.
+    large_busy_median_percentage: float | None = None
+    large_busy_median_hours: float | None = None
+    # Per regression size (ratio, halted before 100 %), for the plot.
+    by_ratio: tuple[tuple[float, bool], ...] = ()
 
     @property
     def healthy_halt_rate(self) -> float:
@@ -73,6 +79,7 @@ def summarise(scenario: Scenario, outcomes: Sequence[Outcome], judge: str) -> Ju
         o.machine_hours_before_halt for o in bad if o.machine_hours_before_halt is not None
     ]
     to_full = [o.hours_to_100 for o in healthy if o.hours_to_100 is not None]
+    large_halts = [o for o in large if o.halted]
     return JudgeSummary(
         judge=judge,
         healthy=len(healthy),
@@ -99,7 +106,17 @@ def summarise(scenario: Scenario, outcomes: Sequence[Outcome], judge: str) -> Ju
             (o.machine_hours_before_halt or 0.0) if o.halted else o.machine_hours_on_new_version
             for o in bad
         ),
+        large_busy_median_percentage=_median([o.percentage_at_halt for o in large_halts]),
+        large_busy_median_hours=_median([o.halted_at_hour for o in large_halts]),
+        by_ratio=tuple(
+            (truth[o.id].rate_ratio, o.halted) for o in bad if _kind(truth[o.id]) != "new bucket"
+        ),
     )
+
+
+def _median(values: Sequence[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return statistics.median(known) if known else None
 
 
 def table(summaries: Sequence[JudgeSummary]) -> str:
@@ -125,6 +142,14 @@ def table(summaries: Sequence[JudgeSummary]) -> str:
     add(
         "caught: 2× or more at 100+ crashes/day",
         [_fraction(*s.large_busy_caught) for s in summaries],
+    )
+    add(
+        "clear regressions: median % at halt",
+        [_number(s.large_busy_median_percentage) for s in summaries],
+    )
+    add(
+        "clear regressions: median hours to halt",
+        [_number(s.large_busy_median_hours) for s in summaries],
     )
     add(
         "median machine-hours on a bad version before its halt",
@@ -161,8 +186,16 @@ def checks(sequential: JudgeSummary, ubuntu: JudgeSummary) -> list[tuple[str, bo
             sequential.healthy_halted < ubuntu.healthy_halted or ubuntu.healthy_halted == 0,
         ),
         (
-            "sequential catches 90% of 2× regressions at 100+ crashes/day",
-            of == 0 or got >= 0.9 * of,
+            "sequential catches 95% of 2× regressions at 100+ crashes/day",
+            of == 0 or got >= 0.95 * of,
+        ),
+        (
+            "sequential halts clear regressions at a median of 30% or less",
+            (sequential.large_busy_median_percentage or 0) <= 30,
+        ),
+        (
+            "sequential allows at most 0.8× Ubuntu's machine-hours on bad versions",
+            sequential.machine_hours_on_bad_versions <= 0.8 * ubuntu.machine_hours_on_bad_versions,
         ),
         (
             "sequential misses no new-bucket regression Ubuntu's new-bucket rule catches",

@@ -29,6 +29,7 @@ from datetime import datetime, timedelta
 
 import numpy as np
 
+from overview.backtest.realism import TIDY, WorldSpec
 from overview.backtest.scenarios import Update
 from overview.evidence.sources.base import CrashReportRecord
 from packages.domain import apt_phasing
@@ -85,9 +86,21 @@ class Bucket:
 
 
 class UpdateWorld:
-    def __init__(self, update: Update, *, seed: int, release: str | None = None) -> None:
+    def __init__(
+        self,
+        update: Update,
+        *,
+        seed: int,
+        release: str | None = None,
+        spec: WorldSpec = TIDY,
+        start: datetime | None = None,
+    ) -> None:
         self.update = update
         self.seed = seed
+        # The realistic factors (overview.backtest.realism); the tidy world by default.
+        self.spec = spec
+        self.start = start
+        self._late: list[tuple[datetime, CrashReportRecord]] = []
         self.release = release or update.release
         self.truth = Truth()
         rng = _seeded(seed, "buckets", update.id)
@@ -119,8 +132,13 @@ class UpdateWorld:
             ).digest()
             machine_id = digest[:16].hex()  # 32 hexadecimal digits, as /etc/machine-id
             uniform = (int.from_bytes(digest[16:], "big") + 0.5) / 2**64
-            delay = -self.update.uptake_hours * math.log(uniform)  # exponential
-            known = self._machines[index] = (machine_id, self._drawer.draw(machine_id), delay)
+            kind = digest[15] / 256  # which kind of machine: off for days, ignoring phasing
+            off = kind < self.spec.off_share
+            delay = self.spec.delay(uniform, off, self.update.uptake_hours)
+            draw = self._drawer.draw(machine_id)
+            if 1 - kind <= self.spec.ignorers:  # installs at once, whatever the percentage
+                draw, delay = 0, 0.0
+            known = self._machines[index] = (machine_id, draw, delay)
         return known
 
     def _installed(self, index: int, percentage: int) -> bool:
@@ -131,7 +149,8 @@ class UpdateWorld:
     def installed_share(self, percentage: int) -> float:
         """The expected share on the new version in the middle of the current hour."""
         middle = self._eligible_hours + 0.5 * (_LEVELS <= percentage)
-        return float(np.mean(1 - np.exp(-middle / self.update.uptake_hours)))
+        obeying = float(np.mean(self.spec.installed(middle, self.update.uptake_hours)))
+        return self.spec.ignorers + (1 - self.spec.ignorers) * obeying
 
     def _pick(self, rng: random.Random, *, on_new: bool, percentage: int) -> str | None:
         for _ in range(_MAX_TRIES):
@@ -155,6 +174,7 @@ class UpdateWorld:
             self.truth.hours_to_full = number
         moment = start + number * HOUR
         reports: list[CrashReportRecord] = []
+        busy = self.spec.activity(moment + HOUR / 2) * self.spec.shock(number)
 
         def crash(signature: str, function: str, version: str, new: bool) -> None:
             machine = self._pick(rng, on_new=new, percentage=percentage)
@@ -162,45 +182,80 @@ class UpdateWorld:
                 return
             if new:
                 self.truth.crashes_on_new += 1
-            reports.append(
-                CrashReportRecord(
-                    external_id=f"{update.id}:{self.release}:{number}:{len(reports)}",
-                    signature=signature,
-                    release=self.release,
-                    source_package=update.source_package,
-                    version=version,
-                    architecture="amd64",
-                    reported_at=moment + timedelta(seconds=rng.randrange(3600)),
-                    system_id=machine,
-                    stack_trace=f"#0 {function} ()",
-                    function=function,
-                    package_versions={update.source_package: version},
+            looping = self.spec.looping_share and rng.random() < self.spec.looping_share
+            at = moment + timedelta(seconds=rng.randrange(3600))
+            for _ in range(self.spec.looping_reports if looping else 1):
+                reports.append(
+                    CrashReportRecord(
+                        external_id=f"{update.id}:{self.release}:{number}:{len(reports)}",
+                        signature=signature,
+                        release=self.release,
+                        source_package=update.source_package,
+                        version=version,
+                        architecture="amd64",
+                        reported_at=at,
+                        system_id=machine,
+                        stack_trace=f"#0 {function} ()",
+                        function=function,
+                        package_versions={update.source_package: version},
+                    )
                 )
-            )
+
+        def count(mean: float) -> int:
+            return poisson(rng, self._mixed(rng, mean * busy))
 
         for bucket in self.buckets:
             for _ in range(
-                poisson(rng, on_old * update.previous_crashes_per_machine_day * bucket.weight / 24)
+                count(on_old * update.previous_crashes_per_machine_day * bucket.weight / 24)
             ):
                 crash(bucket.signature, bucket.function, update.previous_version, False)
-            for _ in range(
-                poisson(rng, on_new * update.new_crashes_per_machine_day * bucket.weight / 24)
-            ):
+            for _ in range(count(on_new * update.new_crashes_per_machine_day * bucket.weight / 24)):
                 crash(bucket.signature, bucket.function, update.version, True)
         for new_bucket in update.new_buckets:
-            for _ in range(poisson(rng, on_new * new_bucket.crashes_per_machine_day / 24)):
+            for _ in range(count(on_new * new_bucket.crashes_per_machine_day / 24)):
                 crash(new_bucket.signature, "new_crash", update.version, True)
-        reports.extend(self._dependents_reports(rng, number, moment, percentage))
+        reports.extend(self._dependents_reports(rng, number, moment, percentage, busy))
         self._eligible_hours += _LEVELS <= percentage
-        return reports
+        return self._delivered(rng, reports, moment + HOUR)
+
+    def _mixed(self, rng: random.Random, mean: float) -> float:
+        """The hour's expected count, gamma-mixed when the world is overdispersed."""
+        shape = self.spec.overdispersion_shape
+        if not shape or mean <= 0:
+            return mean
+        return mean * rng.gammavariate(shape, 1 / shape)
+
+    def _delivered(
+        self, rng: random.Random, reports: list[CrashReportRecord], end: datetime
+    ) -> list[CrashReportRecord]:
+        """The reports that reach the tracker by `end`: late ones wait, booked at the time
+        of their crash (so an hour's and a day's counts grow after they are over)."""
+        if not self.spec.late_share and not self._late:
+            return reports
+        for report in reports:
+            if rng.random() < self.spec.late_share:
+                delay = rng.expovariate(1 / self.spec.late_mean_hours)
+                self._late.append((report.reported_at + delay * HOUR, report))
+            else:
+                self._late.append((report.reported_at, report))
+        due = [report for at, report in self._late if at <= end]
+        self._late = [(at, report) for at, report in self._late if at > end]
+        return due
+
+    def _history_days(self, days: int) -> list[float]:
+        """How busy each of the `days` days before the start was (the weekly cycle)."""
+        if self.start is None:
+            return [1.0] * days
+        first = self.start - timedelta(days=days)
+        return [self.spec.day_factor(first + timedelta(days=n)) for n in range(days)]
 
     def _dependents_reports(
-        self, rng: random.Random, number: int, moment: datetime, percentage: int
+        self, rng: random.Random, number: int, moment: datetime, percentage: int, busy: float = 1.0
     ) -> list[CrashReportRecord]:
         update = self.update
         dependent = f"{update.source_package}-rdeps"
         reports = []
-        for n in range(poisson(rng, update.machines * self.dependents / 24)):
+        for n in range(poisson(rng, update.machines * self.dependents * busy / 24)):
             index = rng.randrange(update.machines)
             machine = self.machine(index)[0]
             version = (
@@ -231,8 +286,13 @@ class UpdateWorld:
         update = self.update
         rng = _seeded(self.seed, update.id, "history")
         daily = [
-            poisson(rng, update.machines * update.previous_crashes_per_machine_day)
-            for _ in range(days)
+            poisson(
+                rng,
+                self._mixed(
+                    rng, update.machines * update.previous_crashes_per_machine_day * factor
+                ),
+            )
+            for factor in self._history_days(days)
         ]
         total = sum(daily)
         seen: dict[str, tuple[int, int]] = {}

@@ -29,6 +29,7 @@ from django.template.loader import render_to_string
 from django.urls import get_script_prefix, reverse
 from django.utils import timezone
 
+from overview.controller import notifications_ubuntu
 from overview.models import Notification, Problem
 from packages.domain import inputs
 from packages.models import PhasingEvent, Publication
@@ -64,7 +65,23 @@ def halt_notifications_create(
     halts: Sequence[tuple[Publication, PhasingEvent]], *, now: datetime
 ) -> list[Notification]:
     """Write the notifications of these halts; one task per row sends it after commit."""
-    notifications = [
+    if settings.PHASING_HALT_EMAILS == notifications_ubuntu.UBUNTU:
+        notifications = notifications_ubuntu.ubuntu_halt_notifications(halts, now=now)
+    else:
+        notifications = _halt_notifications(halts, now=now)
+    if not notifications:
+        return []
+    # No conflict is possible: the events are this transaction's own, one row per person.
+    Notification.objects.bulk_create(notifications, batch_size=500)
+    ids = [n.pk for n in notifications]
+    transaction.on_commit(lambda: notifications_enqueue(ids))
+    return notifications
+
+
+def _halt_notifications(
+    halts: Sequence[tuple[Publication, PhasingEvent]], *, now: datetime
+) -> list[Notification]:
+    return [
         Notification(
             publication=publication,
             event=event,
@@ -79,13 +96,13 @@ def halt_notifications_create(
         for publication, event in halts
         for person_id, roles in _recipients(publication).items()
     ]
-    if not notifications:
+
+
+def _cc() -> list[str]:
+    """Ubuntu's way Cc's a team address (PHASING_HALT_EMAILS_CC); the product's does not."""
+    if settings.PHASING_HALT_EMAILS != notifications_ubuntu.UBUNTU:
         return []
-    # No conflict is possible: the events are this transaction's own, one row per person.
-    Notification.objects.bulk_create(notifications, batch_size=500)
-    ids = [n.pk for n in notifications]
-    transaction.on_commit(lambda: notifications_enqueue(ids))
-    return notifications
+    return [settings.PHASING_HALT_EMAILS_CC] if settings.PHASING_HALT_EMAILS_CC else []
 
 
 _sent_here: ContextVar[bool] = ContextVar("emails_sent_here", default=False)
@@ -196,6 +213,7 @@ def notification_send(*, notification_id: int, now: datetime | None = None) -> S
             notification.body,
             settings.DEFAULT_FROM_EMAIL,
             [notification.person.email],
+            cc=_cc(),
             headers={"Message-ID": message_id(notification)},
         ).send()
     except Exception as exc:  # a mail server down, or a row that cannot be rendered

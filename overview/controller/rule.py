@@ -28,6 +28,7 @@ WAITING = "waiting"
 NOT_ENOUGH_DATA = "not_enough_data"
 QUIET_WEEKEND = "quiet_weekend"
 INSUFFICIENT = "insufficient"
+JUDGE_FAILED = "judge_failed"
 
 
 class Action(StrEnum):
@@ -35,6 +36,7 @@ class Action(StrEnum):
     COMPLETE = "complete"
     HALT = "halt"
     HOLD = "hold"
+    RESUME = "resume"  # a policy's auto-resume of a halt whose checks are clean again
 
 
 @dataclass(frozen=True)
@@ -50,6 +52,7 @@ class Facts:
     frozen_reason: str = ""
     previous_version: str = ""
     crash_data_unavailable_since: datetime | None = None
+    percentage_before_halt: int = 0
 
 
 @dataclass(frozen=True)
@@ -60,6 +63,7 @@ class Evidence:
     unknown_version: str = ""  # the tracker does not know this version (lasts)
     error: str = ""  # crash data could not be read
     blocking: tuple[str, ...] = ()  # how each problem no override covers is said
+    unresolved: int = 0  # problems no override covers, whatever the state
     overridden: int = 0
     previous_reports: int | None = None  # None: the source cannot count them
     verdict: str = ""
@@ -68,6 +72,8 @@ class Evidence:
     # policy's data gates): the pages pass it on, the tick finds its own.
     held: str = ""
     held_detail: str = ""
+    # The sequential judge failed for this update: no silent fallback to another judge.
+    judge_error: str = ""
 
 
 @dataclass(frozen=True)
@@ -99,6 +105,7 @@ def facts_of(publication: Any) -> Facts:
         frozen_reason=publication.release.frozen_reason,
         previous_version=publication.previous_version,
         crash_data_unavailable_since=publication.crash_data_unavailable_since,
+        percentage_before_halt=publication.percentage_before_halt or 0,
     )
 
 
@@ -114,6 +121,15 @@ def _kept(facts: Facts) -> Decision:
 
 
 def decide(
+    facts: Facts, evidence: Evidence, rules: policy_rules.Rules, now: datetime
+) -> Decision:
+    decision = _decide(facts, evidence, rules, now)
+    if evidence.judge_error and facts.state == PHASING and not decision.halts:
+        return _hold(facts, JUDGE_FAILED, evidence.judge_error)
+    return decision
+
+
+def _decide(
     facts: Facts, evidence: Evidence, rules: policy_rules.Rules, now: datetime
 ) -> Decision:
     percentage = facts.percentage
@@ -136,10 +152,24 @@ def decide(
     if facts.state == PAUSED:
         return _hold(facts, PAUSED_BY_PERSON, facts.hold_detail or "paused by a person")
     if facts.state == HALTED:
+        if rules.auto_resume and not evidence.unresolved and facts.hold_reason in (PROBLEMS, ""):
+            return _auto_resumed(facts, rules)
         return _kept(facts)
     if facts.frozen:
         return _hold(facts, RELEASE_FROZEN, facts.frozen_reason)
     return _step(facts, evidence, rules, now)
+
+
+def _auto_resumed(facts: Facts, rules: policy_rules.Rules) -> Decision:
+    """Ubuntu's phased-updater on a halted update whose checks are clean again: on at one
+    step above the last percentage before the halt (its ``max_pup + PUP_INCREMENT``)."""
+    before = facts.percentage_before_halt
+    target = policy_rules.next_percentage(rules, before) or before
+    detail = (
+        f"checks clean again: resumed by the policy's auto-resume at {target}% "
+        f"(halted at {before}%)"
+    )
+    return Decision(Action.RESUME, facts.percentage, target, detail=detail)
 
 
 def _step(

@@ -51,7 +51,7 @@ from overview.evidence.sources.base import (
 from overview.judges import pipeline as judging
 from overview.judges import verdicts
 from overview.judges.crash_source import crash_source as configured_crash_source
-from overview.models import Problem
+from overview.models import Problem, Verdict
 from packages.domain import policy as policy_rules
 from packages.holds import HoldReason, hold_words
 from packages.models import (
@@ -140,7 +140,7 @@ def tick(
     )
     queries = {p.pk: _query(p) for p in candidates}
     answers = _fetch_answers(source, list(dict.fromkeys(queries.values())), now)
-    judgements = verdicts.judgements_of(candidates, source, now)
+    judgements, judge_failures = verdicts.judgements_of(candidates, source, now)
     needs = together.tick_needs(candidates)
 
     with transaction.atomic():
@@ -151,7 +151,9 @@ def tick(
             .defer("binaries")  # never read by a tick; the largest column
             .order_by("pk")
         )
-        decisions = _decide_all(locked, queries, answers, judgements, needs, now=now)
+        decisions = _decide_all(
+            locked, queries, answers, judgements, needs, now=now, judge_failures=judge_failures
+        )
         if dry_run:
             transaction.set_rollback(True)
     return decisions
@@ -165,11 +167,18 @@ def _decide_all(
     needs: dict[int, list[together.Need]],
     *,
     now: datetime,
+    judge_failures: dict[int, str] | None = None,
 ) -> list[Outcome]:
     policies = policies_by_scope()
+    judge_failures = judge_failures or {}
     rules_of = {p.pk: policy_rules.resolve_for(policies, p) for p in publications}
     judged = {
-        p.pk: verdicts.rate_answer(answers[queries[p.pk]], rules_of[p.pk], judgements.get(p.pk))
+        p.pk: verdicts.rate_answer(
+            answers[queries[p.pk]],
+            rules_of[p.pk],
+            judgements.get(p.pk),
+            failed=p.pk in judge_failures,
+        )
         for p in publications
         if p.pk in queries
     }
@@ -188,11 +197,16 @@ def _decide_all(
         judgement = judgements.get(publication.pk)
         found = problems.get(publication.pk, [])
         verdict, evidence = verdicts.verdict_of(rules=rules, judgement=judgement, problems=found)
+        failure = judge_failures.get(publication.pk, "")
+        if rules.judge != policy_rules.SEQUENTIAL:
+            failure = ""  # the test is only evidence there: Ubuntu's rules still judge
+        elif failure:
+            verdict, evidence = Verdict.INSUFFICIENT, failure
         try:
             if publication.pk in unrecorded:
                 raise unrecorded[publication.pk]
             decision, change, _ = _decide(
-                publication, rules, answer, found, (verdict, evidence), now
+                publication, rules, answer, found, (verdict, evidence), now, judge_error=failure
             )
         except Exception as exc:  # one broken publication never stops the tick for the others
             log.exception(
@@ -302,6 +316,7 @@ def _decide(
     problems: list[Problem],
     verdict: tuple[str, str],
     now: datetime,
+    judge_error: str = "",
 ) -> tuple[Outcome, Change | None, list[Problem]]:
     """The rule's answer for one locked publication, as the change the tick writes."""
     if answer.unknown_version or not answer.error:
@@ -315,8 +330,10 @@ def _decide(
             unknown_version=answer.unknown_version,
             error=answer.error,
             blocking=tuple(verdicts.describe_problem(p) for p in blocking),
+            unresolved=sum(1 for p in problems if not p.is_overridden),
             overridden=sum(1 for p in problems if p.is_overridden),
             previous_reports=answer.previous_reports,
+            judge_error=judge_error,
             verdict=verdict[0],
             verdict_words=verdict[1],
         ),
@@ -336,6 +353,15 @@ def _decide(
     )
     if decision.action == rule.Action.HALT:
         return outcome, Change.halted(reason=decision.detail, by_person=False), blocking
+    if decision.action == rule.Action.RESUME:
+        resumed = Change(
+            EventKind.RESUMED,
+            percentage=decision.new_percentage,
+            state=PhasingState.PHASING,
+            reason=decision.detail,
+            hold_reason=HoldReason.NONE,
+        )
+        return replace(outcome, action=Action.ADVANCE), resumed, []
     if decision.new_percentage == decision.percentage:
         return outcome, Change.completed(), []
     change = Change.advanced(

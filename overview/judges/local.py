@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
-from datetime import datetime, timedelta
+from datetime import UTC, date, datetime
 from typing import Protocol
 
 from django.conf import settings
+from django.db.models import Q
 
 from overview.evidence.sources.base import (
     CRASH,
@@ -126,18 +127,19 @@ class LocalCrashSource:
             )
             buckets[(release, package, version)].append((counts, function))
 
-        # 2. and 3. Daily counters: today's for the new versions, the baseline period's
-        # for the previous ones.
-        today_date = now.date()
-        first_day = today_date - timedelta(days=settings.PHASING_RATE_BASELINE_DAYS)
+        # 2. and 3. Daily counters: today's for the new versions; for the previous ones,
+        # every day up to the latest publication day asked about (cassie reads the 15 most
+        # recent crash days up to the publication day, overview.judges.ubuntu.baseline_days).
+        today_date = now.astimezone(UTC).date()
+        last_published = max(_published_day(q, today_date) for q in queries)
         today: dict[tuple[str, str, str], int] = {}
-        daily: dict[tuple[str, str, str], dict[object, int]] = defaultdict(dict)
+        daily: dict[tuple[str, str, str], dict[date, int]] = defaultdict(dict)
         for release, package, version, day, count in CrashCounter.objects.filter(
-            **scope, day__gte=first_day, day__lte=today_date
+            Q(day=today_date) | Q(day__lte=last_published), **scope
         ).values_list("release__codename", "source_package__name", "version", "day", "count"):
             if day == today_date:
                 today[(release, package, version)] = count
-            else:
+            if day <= last_published:
                 daily[(release, package, version)][day] = count
 
         rules = thresholds()
@@ -169,7 +171,10 @@ class LocalCrashSource:
                 previous_daily=daily.get(old_key, {}),
                 percentage=query.percentage,
                 now=now,
+                published=_published_day(query, today_date),
+                has_previous_version=bool(query.previous_version),
                 thresholds=rules,
+                days=settings.PHASING_RATE_BASELINE_DAYS,
             )
             if judgement.increase:
                 problems.append(
@@ -177,10 +182,38 @@ class LocalCrashSource:
                         kind="increased_rate",
                         report_count=judgement.today,
                         difference=round(judgement.difference, 2),
+                        detail=_rate_words(judgement),
                     )
                 )
             answers[query] = CrashAnswer(
                 problems=tuple(problems),
-                previous_reports=sum(daily.get(old_key, {}).values()),
+                previous_reports=sum(
+                    crashes.baseline_days(
+                        daily.get(old_key, {}),
+                        published=_published_day(query, today_date),
+                        days=settings.PHASING_RATE_BASELINE_DAYS,
+                    )
+                ),
             )
         return answers
+
+
+def _published_day(query: CrashQuery, today: date) -> date:
+    """The day phased-updater passes as ``date``: the new version's publication day (UTC)."""
+    if query.date_published is None:
+        return today
+    return min(query.date_published.astimezone(UTC).date(), today)
+
+
+def _rate_words(judgement: crashes.RateJudgement) -> str:
+    if judgement.no_previous_data:
+        return (
+            f"increased crash rate ({judgement.today} today; the previous version had no "
+            "crashes up to this version's publication: Ubuntu's rules)"
+        )
+    return (
+        f"increased crash rate ({judgement.today} today against {judgement.baseline:.2f} "
+        f"expected by now, from round(mean + stddev) of {judgement.previous_period_in_days} "
+        f"days before publication × percentage = {judgement.previous_average:g} a day: "
+        "Ubuntu's rules)"
+    )

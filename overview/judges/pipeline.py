@@ -101,11 +101,22 @@ def publications_judge(
     for p in publications:
         by_release[p.release_id].append((own_sightings[p.pk], deficits[p.pk]))
     beliefs = {release: exposure.pooled(found, default) for release, found in by_release.items()}
+    # The same without the previous version's history: what the tests' share interval
+    # rests on unless PHASING_JUDGE_HISTORY (docs/judges.md, "concurrent control").
+    concurrent = {
+        release: exposure.pooled([(seen, None) for seen, _ in found], default)
+        for release, found in by_release.items()
+    }
+    history = settings.PHASING_JUDGE_HISTORY
 
     test = judge_settings()
     judgements = {}
     for p in publications:
         uptake = _biased(exposure.fit(own_sightings[p.pk], beliefs[p.release_id], deficits[p.pk]))
+        if not history:
+            uptake = _widened(
+                uptake, _biased(exposure.fit(own_sightings[p.pk], concurrent[p.release_id]))
+            )
         judgement = _judge(
             p,
             test,
@@ -115,7 +126,9 @@ def publications_judge(
             start=starts[p.pk],
             now=now,
         )
-        anchor = _anchor(p, deficits[p.pk], counts, reports, start=starts[p.pk])
+        anchor = (
+            _anchor(p, deficits[p.pk], counts, reports, start=starts[p.pk]) if history else None
+        )
         if anchor is not None and judgement.comparable:
             judgement = _anchored(
                 judgement,
@@ -203,6 +216,20 @@ def _anchored(
             evidence=found.evidence,
         )
     return replace(judgement, assessment=assessment)
+
+
+def _widened(uptake: exposure.Uptake, concurrent: exposure.Uptake) -> exposure.Uptake:
+    """The uptake whose interval the previous version's history may not narrow: its
+    crashes falling away read a level shift of the whole package (a release-wide shock, a
+    busy weekday against a history with weekends) as machines moving, so the fast end is
+    never slower, and the slow end never faster, than the concurrent signals allow."""
+    return exposure.Uptake(
+        uptake.hours,
+        min(uptake.fast, concurrent.fast),
+        max(uptake.slow, concurrent.slow),
+        uptake.sightings,
+        uptake.deficit_hours,
+    )
 
 
 def _biased(uptake: exposure.Uptake) -> exposure.Uptake:

@@ -144,26 +144,49 @@ def assessment_row(
 
 def judgements_of(
     candidates: list[Publication], source: CrashSource, now: datetime
-) -> dict[int, Judgement]:
+) -> tuple[dict[int, Judgement], dict[int, str]]:
     """The sequential test of each update, when the crash data are held here (the error
     tracker keeps its reports to itself: then Ubuntu's rules, as the tracker applies
-    them, judge every update)."""
+    them, judge every update), and why it failed for the updates it could not judge.
+
+    A failure is never replaced by another judge: the controller holds an update whose
+    policy chose the sequential test and says why (overview.controller.tick). When the test
+    fails for the tick, each update is judged alone, so one bad update fails alone.
+    """
     if not getattr(source, "keeps_reports", False):
-        return {}
+        return {}, {}
     try:
-        return judging.publications_judge(candidates, now=now)
-    except Exception:  # evidence that cannot be judged: Ubuntu's rules still stand
-        log.exception("the sequential test could not judge this tick")
-        return {}
+        return judging.publications_judge(candidates, now=now), {}
+    except Exception:
+        log.exception("the sequential test could not judge this tick; judging each update alone")
+    judgements: dict[int, Judgement] = {}
+    failures: dict[int, str] = {}
+    for publication in candidates:
+        try:
+            judgements.update(judging.publications_judge([publication], now=now))
+        except Exception as exc:
+            log.exception("the sequential test could not judge publication %s", publication.pk)
+            failures[publication.pk] = f"the sequential test failed: {type(exc).__name__}: {exc}"
+    return judgements, failures
 
 
 def rate_answer(
-    answer: CrashAnswer, rules: policy.Rules, judgement: Judgement | None
+    answer: CrashAnswer, rules: policy.Rules, judgement: Judgement | None, *, failed: bool = False
 ) -> CrashAnswer:
-    """The source's answer with the crash-rate problem of the judge the policy chose."""
-    if answer.error or rules.judge != policy.SEQUENTIAL or judgement is None:
+    """The source's answer with the crash-rate problem of the judge the policy chose.
+
+    When the sequential test failed for an update whose policy chose it, Ubuntu's rate
+    rule does not stand in: the answer keeps only its buckets, and the controller holds
+    the update. A source that keeps no reports gives no judgement: then Ubuntu's rules,
+    as the tracker applies them, are the only rate rule there is.
+    """
+    if answer.error or rules.judge != policy.SEQUENTIAL:
         return answer
     problems = [p for p in answer.problems if p.kind != ProblemKind.INCREASED_RATE]
+    if failed:
+        return replace(answer, problems=tuple(problems))
+    if judgement is None:
+        return answer
     found = rate_problem(judgement, alpha=judging.judge_settings().alpha)
     if found is not None:
         problems.append(found)

@@ -42,6 +42,13 @@ class PhasingCollector(Collector):
             "(a person).",
             labels=["release", "reason"],
         )
+        held = GaugeMetricFamily(
+            "phasing_held_updates",
+            "Updates in phasing that the controller holds now, by release and why "
+            "(judge_failed: the policy's judge failed for the update; crash_data_unavailable, "
+            "controller_error, waiting, ...).",
+            labels=["release", "reason"],
+        )
         rows = (
             Publication.objects.filter(pocket=Pocket.UPDATES)
             .values_list("release__codename", "state", "hold_reason")
@@ -53,10 +60,13 @@ class PhasingCollector(Collector):
             by_state[(release, state)] = by_state.get((release, state), 0) + n
             if state == PhasingState.HALTED:
                 halted.add_metric([release, hold_reason or "problems"], n)
+            elif state == PhasingState.PHASING and hold_reason:
+                held.add_metric([release, hold_reason], n)
         for (release, state), n in sorted(by_state.items()):
             updates.add_metric([release, state], n)
         yield updates
         yield halted
+        yield held
 
     def _halts(self) -> Iterator[Metric]:
         halts = CounterMetricFamily(

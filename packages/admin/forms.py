@@ -141,6 +141,13 @@ class PolicyChangeForm(RunAt, ReasonForm):
         help_text="Hold an update with the updates in phasing it needs (versioned Depends, "
         "or Breaks of their old version); unticked, the package phases alone",
     )
+    auto_resume = forms.BooleanField(
+        required=False,
+        initial=False,
+        label="Resume a halted update by itself",
+        help_text="As Ubuntu's phased-updater: when the checks come back clean, one step "
+        "above its last percentage (a rate-only halt can clear itself after midnight UTC)",
+    )
     field_order = (
         "scope",
         "start_percentage",
@@ -156,6 +163,7 @@ class PolicyChangeForm(RunAt, ReasonForm):
         "insufficient_max_hold",
         "unknown_version",
         "phase_with_dependencies",
+        "auto_resume",
         "reason",
         "run_at",
     )

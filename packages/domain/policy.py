@@ -56,6 +56,10 @@ class Rules:
     # Hold the update together with the updates in phasing it needs (packages.domain.dependencies):
     # never ahead of them, never complete before them.
     phase_with_dependencies: bool = True
+    # As Ubuntu's phased-updater: a halted update resumes by itself when the checks come
+    # back clean, one step above its last percentage. Off by default: a halt waits for a
+    # person.
+    auto_resume: bool = False
 
     def __post_init__(self) -> None:
         if self.schedule and sorted(self.schedule) != list(self.schedule):

@@ -94,6 +94,11 @@ class Policy(models.Model):
         help_text="Hold an update together with the updates in phasing it needs (versioned "
         "Depends, or Breaks of their old version): never ahead of them, never complete before them",
     )
+    auto_resume = models.BooleanField(
+        default=False,
+        help_text="As Ubuntu's phased-updater: a halted update resumes by itself, one step "
+        "above its last percentage, when its checks come back clean (a person's pull never)",
+    )
 
     class Meta:
         verbose_name_plural = "policies"
@@ -165,4 +170,5 @@ class Policy(models.Model):
             insufficient_max_hold=self.insufficient_max_hold,
             unknown_version=self.unknown_version,
             phase_with_dependencies=self.phase_with_dependencies,
+            auto_resume=self.auto_resume,
         )

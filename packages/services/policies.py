@@ -28,6 +28,7 @@ POLICY_FIELDS = (
     "insufficient_max_hold",
     "unknown_version",
     "phase_with_dependencies",
+    "auto_resume",
 )
 
 

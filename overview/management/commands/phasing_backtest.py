@@ -2,7 +2,8 @@
 
     manage.py phasing_backtest --scenarios FILE [--judge ubuntu|sequential|all] [--seed N]
                                [--output FILE.jsonl] [--uptake-estimate-factor F]
-                               [--summary FILE.json] [--jobs N]
+                               [--summary FILE.json] [--jobs N] [--world NAME]
+                               [--plot FILE.png]
 
 One JSON line per update and judge on --output (or standard output), the summary table on
 standard error with a progress bar while it runs. A scenario file that cannot be run, an
@@ -21,6 +22,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
 from overview.backtest import runner, summary
+from overview.backtest.realism import WorldSpecError
 from overview.backtest.scenarios import ScenarioError, load
 from packages.domain import policy
 
@@ -40,6 +42,15 @@ class Command(BaseCommand):
             help="scale the judge's estimate of uptake time, to see what a wrong one does",
         )
         parser.add_argument("--summary", help="also write the summary as JSON here")
+        parser.add_argument(
+            "--plot", help="also draw catches against regression size here (PNG, matplotlib)"
+        )
+        parser.add_argument(
+            "--world",
+            default="tidy",
+            help="the simulated world: tidy, realistic, or one registered with "
+            "overview.backtest.realism.register (the scenario's world keys override it)",
+        )
         parser.add_argument(
             "--jobs",
             type=int,
@@ -61,7 +72,8 @@ class Command(BaseCommand):
             raise CommandError("--jobs is 1 or more", returncode=2)
         try:
             scenario = load(options["scenarios"])
-        except ScenarioError as error:
+            scenario.world_spec(options["world"])
+        except (ScenarioError, WorldSpecError) as error:
             raise CommandError(str(error), returncode=2) from error
 
         began = time.monotonic()
@@ -74,6 +86,7 @@ class Command(BaseCommand):
                 progress=bar.update,
                 uptake_estimate_factor=factor,
                 jobs=options["jobs"],
+                world=options["world"],
             )
         lines = "".join(json.dumps(o.line()) + "\n" for o in outcomes)
         if options["output"]:
@@ -96,6 +109,10 @@ class Command(BaseCommand):
             f"\n{len(scenario.updates)} updates × {scenario.hours} hours × {len(judges)} "
             f"judge(s) in {minutes:.1f} min\n\n{report}\n"
         )
+        if options["plot"]:
+            from overview.backtest.plot import catches_png
+
+            catches_png({options["world"]: summaries}, options["plot"])
         if options["summary"]:
             with open(options["summary"], "w", encoding="utf-8") as file:
                 json.dump(
@@ -104,6 +121,7 @@ class Command(BaseCommand):
                         "hours": scenario.hours,
                         "seed": options["seed"],
                         "uptake_estimate_factor": factor,
+                        "world": options["world"],
                         "minutes": round(minutes, 1),
                         "judges": {
                             s.judge: {
@@ -114,6 +132,8 @@ class Command(BaseCommand):
                                 "median_machine_hours_before_halt": s.median_machine_hours_before_halt,
                                 "machine_hours_on_bad_versions": s.machine_hours_on_bad_versions,
                                 "insufficient": s.insufficient,
+                                "large_busy_median_percentage": s.large_busy_median_percentage,
+                                "large_busy_median_hours": s.large_busy_median_hours,
                                 "healthy_hours_to_100": s.healthy_hours_to_100,
                             }
                             for s in summaries

@@ -35,7 +35,6 @@ import logging
 from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
-from functools import cmp_to_key
 from typing import Any
 
 from debian.debian_support import version_compare
@@ -69,8 +68,8 @@ log = logging.getLogger(__name__)
 STABLE_SERIES_STATUSES = frozenset({"Current Stable Release", "Supported"})
 # Where the version an update replaces lives, as phased-updater compares: not -proposed
 # (never reached users) nor -backports, and not deleted publications.
-PREVIOUS_VERSION_POCKETS = frozenset({"Release", "Security", "Updates"})
-PREVIOUS_VERSION_STATUSES = frozenset({"Published", "Superseded"})
+# (pocket, status) of a publication phased-updater takes as the previous version.
+PREVIOUS_VERSION_PUBLICATIONS = frozenset({("Updates", "Superseded"), ("Release", "Published")})
 # Launchpad's statuses (lib/lp/soyuz/enums.py 616-681) as ours (packages.models.ArchiveStatus).
 REMOVED_STATUSES = {"Superseded": "superseded", "Deleted": "deleted", "Obsolete": "deleted"}
 # A source publication stays Pending, without date_published, until the publisher runs;
@@ -411,15 +410,17 @@ class LaunchpadSource(LaunchpadPeople, LaunchpadWriter):
         return text
 
     def _history(self, name: str, version: str, series_link: str) -> tuple[str, bool]:
-        """The highest version below this one that reached users of the series, from any
-        pocket that reaches them, and whether this very version is also in Security."""
+        """The previous version as phased-updater finds it (``package_previous_version``):
+        the newest publication in the series superseded in Updates or published in the
+        Release pocket (Proposed, Security, Backports and deleted ones never count), below
+        this version; and whether this very version is also in Security."""
         params = {
             "ws.op": "getPublishedSources",
             "source_name": name,
             "exact_match": "true",
             "distro_series": series_link,
         }
-        older: set[str] = set()
+        older: list[tuple[int, str]] = []
         in_security = False
         for entry in self._collection(self._archive_link(), params):
             other = entry.get("source_package_version")
@@ -431,18 +432,23 @@ class LaunchpadSource(LaunchpadPeople, LaunchpadWriter):
                 and entry.get("status") in CURRENT_BINARY_STATUSES
             ):
                 in_security = True
-            if (
-                entry.get("pocket") in PREVIOUS_VERSION_POCKETS
-                and entry.get("status") in PREVIOUS_VERSION_STATUSES
-                and entry.get("date_published")
+            if (entry.get("pocket"), entry.get("status")) in PREVIOUS_VERSION_PUBLICATIONS and (
+                entry.get("date_published")
             ):
                 try:
                     if version_compare(other, version) < 0:
-                        older.add(other)
+                        older.append((_publication_id(entry), other))
                 except ValueError:
                     log.warning("Launchpad: ignoring unparsable version %r of %s", other, name)
-        previous = max(older, key=cmp_to_key(version_compare)) if older else ""
+        # Launchpad numbers publications in the order they were made: the newest is the
+        # highest id (phased-updater takes the first of getPublishedSources, newest first).
+        previous = max(older)[1] if older else ""
         return previous, in_security
+
+
+def _publication_id(entry: dict[str, Any]) -> int:
+    tail = str(entry.get("self_link") or "").rstrip("/").rsplit("/", 1)[-1]
+    return int(tail) if tail.isdigit() else -1
 
 
 def _iso(moment: datetime) -> str:

@@ -171,6 +171,27 @@ def test_previous_version_ignores_deleted_proposed_and_newer_publications(http_s
     assert history.param("distro_series") == http_server.url("/devel/ubuntu/noble")
 
 
+def test_previous_version_is_the_newest_superseded_updates_or_published_release_one(
+    http_server, sleeps
+):
+    """As phased-updater's package_previous_version: a version only ever in Security, or
+    a Release publication no longer published, is not the previous version."""
+    base = http_server.base_url
+    serve_hello(
+        http_server,
+        history=[
+            spph(base, 90, "hello", "2.10-3", pocket="Release", status="Superseded"),
+            spph(base, 93, "hello", "2.10-3ubuntu0.0.1", pocket="Updates", status="Superseded"),
+            spph(base, 99, "hello", "2.10-3ubuntu0.0.5", pocket="Security", status="Published"),
+            spph(base, 101, "hello", "2.10-3ubuntu0.1", pocket="Updates", status="Published"),
+        ],
+    )
+
+    (record,) = make_source(http_server, sleeps).publications(release="noble", since=None, now=NOW)
+
+    assert record.previous_version == "2.10-3ubuntu0.0.1"
+
+
 def test_a_first_update_has_no_previous_version(http_server, sleeps):
     base = http_server.base_url
     serve_hello(http_server, history=[spph(base, 101, "hello", "2.10-3ubuntu0.1")])
