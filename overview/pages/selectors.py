@@ -160,7 +160,7 @@ def _pause_actor(publication: PublicationInPhasing) -> str:
 
 
 # Holds the last tick found from what only it reads; the page passes them to the rule.
-_TICK_ONLY_HOLDS = (HoldReason.DEPENDENCY, HoldReason.NOT_ENOUGH_DATA)
+_TICK_ONLY_HOLDS = (HoldReason.DEPENDENCY, HoldReason.NOT_ENOUGH_DATA, HoldReason.JUDGE_FAILED)
 # Holds the page words from their reason and since when, not from the tick's detail.
 _WORDED_BY_REASON = (
     HoldReason.CRASH_DATA_UNAVAILABLE,
@@ -188,6 +188,7 @@ def publication_outlook(
             unknown_version=publication.hold_detail if stored == HoldReason.UNKNOWN_VERSION else "",
             error="crash data unavailable" if publication.crash_data_unavailable_since else "",
             blocking=tuple(titles),
+            unresolved=sum(1 for view in problem_views(publication) if not view.overridden),
             held=stored if stored in _TICK_ONLY_HOLDS else "",
             held_detail=publication.hold_detail,
         ),
