@@ -181,3 +181,20 @@ def test_a_feed_of_one_source_package(anonymous, events):
 def test_a_bad_package_or_release_is_a_4xx_never_a_500(anonymous, events, query):
     for feed in ("changes", "halts"):
         assert 400 <= anonymous.get(f"/feeds/{feed}/?{query}").status_code < 500
+
+
+def test_a_reason_with_markup_goes_out_as_text_that_no_feed_reader_renders(anonymous):
+    PhasingEventFactory(
+        publication=PublicationFactory(),
+        kind=EventKind.HALTED,
+        reason='<img src=x onerror="alert(1)">',
+        created_at=NOW,
+    )
+
+    response = anonymous.get("/feeds/changes/")
+
+    root = ElementTree.fromstring(response.content)
+    [summary] = root.findall(f"{ATOM}entry/{ATOM}summary")
+    assert summary.get("type") == "text"
+    assert '<img src=x onerror="alert(1)">' in summary.text
+    assert b"<img" not in response.content
