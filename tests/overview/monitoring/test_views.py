@@ -80,6 +80,24 @@ def test_healthz_answers_503_naming_the_broker_when_it_is_down(anonymous, settin
     assert response.status_code == 503
     body = response.content.decode()
     assert "broker: unreachable" in body and "database: ok" in body
+    assert "127.0.0.1" not in body and "Error" not in body  # what is down, not the exception
+
+
+def test_healthz_says_the_database_is_down_without_its_error_text(anonymous, monkeypatch):
+    from django.db import OperationalError
+    from django.db.backends.postgresql.base import DatabaseWrapper
+
+    def refused(self, *args, **kwargs):
+        raise OperationalError('connection to server at "db.internal" (10.0.0.5) failed')
+
+    monkeypatch.setattr(DatabaseWrapper, "cursor", refused)
+
+    response = anonymous.get("/healthz")
+
+    body = response.content.decode()
+    assert response.status_code == 503
+    assert "database: unreachable" in body
+    assert "db.internal" not in body and "OperationalError" not in body
 
 
 @override_settings(PHASING_METRICS_TOKEN=TOKEN)
