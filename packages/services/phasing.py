@@ -33,6 +33,7 @@ from packages.models import (
     Publication,
     WriteBack,
 )
+from packages.public_names import public_name
 from packages.services.bulk import publications_save
 from packages.services.writeback import queue_write_back
 
@@ -154,7 +155,9 @@ class Change:
 def _actor_name(actor: User | None, actor_name: str | None) -> str:
     if actor_name:
         return actor_name
-    return actor.get_username() if actor is not None else CONTROLLER
+    # Events are public (pages, feeds, the API): the display name or the role, never a
+    # login name; the event's `actor` keeps who it was for the admin.
+    return public_name(actor) if actor is not None else CONTROLLER
 
 
 def _apply(

@@ -31,6 +31,7 @@ from packages.models import (
     SourcePackage,
 )
 from packages.models.scheduled import PUBLICATION_ACTIONS, RELEASE_ACTIONS
+from packages.public_names import public_name
 from packages.services import policies, releases, rollouts
 
 log = logging.getLogger(__name__)
@@ -202,14 +203,14 @@ def _provenance(change: ScheduledChange, *, now: datetime) -> str:
     assert change.created_by is not None
     if change.run_at > change.created_at:
         parts = [
-            f"scheduled by {change.created_by.get_username()} at {_when(change.created_at)} "
+            f"scheduled by {public_name(change.created_by)} at {_when(change.created_at)} "
             f"for {_when(change.run_at)}"
         ]
     else:
-        parts = [f"requested by {change.created_by.get_username()} at {_when(change.created_at)}"]
+        parts = [f"requested by {public_name(change.created_by)} at {_when(change.created_at)}"]
     if change.signed_off_by is not None and change.signed_off_at is not None:
         parts.append(
-            f"signed off by {change.signed_off_by.get_username()} at {_when(change.signed_off_at)}"
+            f"signed off by {public_name(change.signed_off_by)} at {_when(change.signed_off_at)}"
         )
     parts.append(f"ran at {_when(now)}")
     return ", ".join(parts)

@@ -11,9 +11,11 @@ from django.utils.safestring import SafeString, mark_safe
 
 from packages import charts, links
 from packages.models import PhasingEvent, WriteBack
+from packages.public_names import public_name
 from packages.selectors import ChartSeries, chart_end, chart_points
 
 register = template.Library()
+register.filter("public_name", public_name)
 
 
 @register.simple_tag

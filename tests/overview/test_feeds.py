@@ -148,7 +148,7 @@ def test_freezing_a_release_is_one_entry_not_one_per_update(anonymous):
     entries = _entries(anonymous.get("/feeds/changes/"))
 
     assert [e["title"] for e in entries] == ["noble: release frozen, 20 updates in phasing"]
-    assert entries[0]["summary"] == "Release frozen by ana: point release"
+    assert entries[0]["summary"] == "Release frozen by an archive admin: point release"
     assert entries[0]["link"].endswith("/?release=noble")
     assert not any(
         "20% → 20%" in e["title"] or ": release frozen, 20%" in e["title"] for e in entries
