@@ -148,6 +148,14 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+# Sessions: two weeks for members; a privileged one (staff, superusers, triagers, archive
+# admins) ends after PHASING_PRIVILEGED_SESSION_AGE (packages.sessions). Cookies are
+# HttpOnly and SameSite=Lax, and Secure in production (below).
+SESSION_COOKIE_AGE = env_int("SESSION_COOKIE_AGE", 14 * 24 * 3600, minimum=60)
+PHASING_PRIVILEGED_SESSION_AGE = env_seconds("PHASING_PRIVILEGED_SESSION_AGE", timedelta(hours=8))
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
+CSRF_COOKIE_SAMESITE = "Lax"
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "overview:index"
 LOGOUT_REDIRECT_URL = "overview:index"
@@ -367,6 +375,8 @@ if not DEBUG:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", True)
     CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", True)
+    # Nothing in the pages reads the CSRF cookie from script (forms carry the token).
+    CSRF_COOKIE_HTTPONLY = True
     SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31536000, minimum=0)
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
     SECURE_HSTS_PRELOAD = True
