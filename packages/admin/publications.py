@@ -39,7 +39,8 @@ from packages.models import (
     SourcePackage,
 )
 from packages.permissions import acting_user
-from packages.services.scheduled import scheduled_change_create, sign_off_needed
+from packages.services.scheduled import scheduled_change_create
+from packages.services.sign_off import sign_off_required
 
 
 class _ChangelistColumns(TypedDict):
@@ -216,8 +217,8 @@ class PublicationAdmin(PhasingPermissionMixin, admin.ModelAdmin):
         """Run the action now through its service, or record it as a scheduled change:
         when a time is given, or when it waits for a second archive admin's sign-off."""
         run_at, reason = form.cleaned_data.get("run_at"), form.cleaned_data["reason"]
-        if run_at is None and not sign_off_needed(
-            action=action, publication=publication, percentage=percentage
+        if run_at is None and not sign_off_required(
+            ScheduledChange(action=action, publication=publication, percentage=percentage)
         ):
             return now(reason)
         return scheduled_change_create(
@@ -395,13 +396,22 @@ class PublicationAdmin(PhasingPermissionMixin, admin.ModelAdmin):
             scheduled: list[ScheduledChange] = []
             for target in targets:
                 package = target if isinstance(target, SourcePackage) else None
+                release = target if isinstance(target, Release) else None
                 try:
-                    if form.cleaned_data["run_at"] is not None:
+                    # Later, or now once a second archive admin signs it off.
+                    if form.cleaned_data["run_at"] is not None or sign_off_required(
+                        ScheduledChange(
+                            action=ScheduledAction.POLICY,
+                            source_package=package,
+                            release=release,
+                            policy=form.policy_fields(),
+                        )
+                    ):
                         scheduled.append(
                             scheduled_change_create(
                                 action=ScheduledAction.POLICY,
                                 source_package=package,
-                                release=target if isinstance(target, Release) else None,
+                                release=release,
                                 policy=form.policy_fields(),
                                 run_at=form.cleaned_data["run_at"],
                                 actor=acting_user(request),

@@ -14,15 +14,12 @@ import logging
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from packages.holds import HoldReason
 from packages.models import (
-    PhasingState,
     Publication,
     Release,
     ScheduledAction,
@@ -33,6 +30,7 @@ from packages.models import (
 from packages.models.scheduled import PUBLICATION_ACTIONS, RELEASE_ACTIONS
 from packages.public_names import public_name
 from packages.services import policies, releases, rollouts
+from packages.services.sign_off import sign_off_required
 
 log = logging.getLogger(__name__)
 
@@ -40,26 +38,6 @@ log = logging.getLogger(__name__)
 PAST_TOLERANCE = timedelta(minutes=1)
 AWAITING_SIGN_OFF = "waiting for a second archive admin's sign-off"
 _DURATIONS = ("interval", "min_time_at_percentage", "insufficient_max_hold")
-
-
-def sign_off_needed(
-    *, action: str, publication: Publication | None, percentage: int | None = None
-) -> bool:
-    """Whether this change waits for a second archive admin (PHASING_SIGN_OFF_REQUIRED):
-    expediting to 100%, and resuming an update the controller halted (not one a person
-    pulled), judged on the publication as it is now."""
-    if not settings.PHASING_SIGN_OFF_REQUIRED:
-        return False
-    if action == ScheduledAction.RELEASE:
-        return True
-    if action == ScheduledAction.SET:
-        return percentage == 100
-    if action == ScheduledAction.RESUME and publication is not None:
-        return (
-            publication.state == PhasingState.HALTED
-            and publication.hold_reason != HoldReason.PULLED
-        )
-    return False
 
 
 def _when(moment: datetime) -> str:
@@ -119,7 +97,7 @@ def scheduled_change_create(
     if action == ScheduledAction.SET and (percentage is None or not 0 <= percentage <= 100):
         raise ValidationError("a percentage is 0..100")
     stored_policy = _policy_to_json(policy or {}) if action == ScheduledAction.POLICY else {}
-    return ScheduledChange.objects.create(
+    change = ScheduledChange(
         action=action,
         publication=publication,
         release=release,
@@ -130,10 +108,11 @@ def scheduled_change_create(
         reason=reason,
         created_by=actor,
         created_at=now,
-        outcome=AWAITING_SIGN_OFF
-        if sign_off_needed(action=action, publication=publication, percentage=percentage)
-        else "",
     )
+    # Asked again when it runs: the update may have changed by then.
+    change.outcome = AWAITING_SIGN_OFF if sign_off_required(change) else ""
+    change.save(force_insert=True)
+    return change
 
 
 def _locked_pending(change: ScheduledChange) -> ScheduledChange:
@@ -219,6 +198,7 @@ def _provenance(change: ScheduledChange, *, now: datetime) -> str:
 def _perform(change: ScheduledChange, *, now: datetime) -> str:
     """Make the change through the service of the immediate action; say what it did."""
     actor = change.created_by
+    signed_off_by = change.signed_off_by
     reason = f"{change.reason} ({_provenance(change, now=now)})"
     publication = change.publication
     if change.action in PUBLICATION_ACTIONS:
@@ -229,7 +209,11 @@ def _perform(change: ScheduledChange, *, now: datetime) -> str:
             )
         elif change.action == ScheduledAction.RESUME:
             event = rollouts.publication_resume(
-                publication=publication, actor=actor, reason=reason, now=now
+                publication=publication,
+                actor=actor,
+                reason=reason,
+                now=now,
+                signed_off_by=signed_off_by,
             )
         elif change.action == ScheduledAction.SET:
             assert change.percentage is not None
@@ -239,10 +223,15 @@ def _perform(change: ScheduledChange, *, now: datetime) -> str:
                 actor=actor,
                 reason=reason,
                 now=now,
+                signed_off_by=signed_off_by,
             )
         else:
             event = rollouts.publication_release(
-                publication=publication, actor=actor, reason=reason, now=now
+                publication=publication,
+                actor=actor,
+                reason=reason,
+                now=now,
+                signed_off_by=signed_off_by,
             )
         return f"{event.get_kind_display()}: {event.percentage_change}, {event.state_change}"
     if change.action in RELEASE_ACTIONS:
@@ -261,6 +250,7 @@ def _perform(change: ScheduledChange, *, now: datetime) -> str:
         actor=actor,
         reason=reason,
         now=now,
+        signed_off_by=signed_off_by,
         **_policy_from_json(change.policy),
     )
     return f"{change.target_label} set"
@@ -276,9 +266,7 @@ def _run_locked(change: ScheduledChange, *, now: datetime) -> bool:
         else None
     )
     change.publication = publication
-    needs = sign_off_needed(
-        action=change.action, publication=publication, percentage=change.percentage
-    )
+    needs = sign_off_required(change)
     if needs and change.signed_off_by_id is None:
         # Written only when it changes: a write raises the pages' data version.
         if change.outcome != AWAITING_SIGN_OFF:

@@ -22,6 +22,7 @@ from packages.models import (
     ScheduledChange,
     ScheduledState,
 )
+from packages.roles import ARCHIVE_ADMINS
 from packages.services.scheduled import (
     AWAITING_SIGN_OFF,
     scheduled_change_cancel,
@@ -30,6 +31,7 @@ from packages.services.scheduled import (
     scheduled_changes_run_due,
 )
 from packages.tasks import run_scheduled_changes
+from tests.conftest import group_named
 from tests.factories import NOW, PublicationFactory, UserFactory
 
 pytestmark = [pytest.mark.django_db, pytest.mark.embedded]
@@ -37,14 +39,19 @@ pytestmark = [pytest.mark.django_db, pytest.mark.embedded]
 LATER = NOW + timedelta(hours=2)
 
 
+def _archive_admin(user):
+    user.groups.add(group_named(ARCHIVE_ADMINS))
+    return user
+
+
 @pytest.fixture
 def alice(db):
-    return UserFactory(username="alice", first_name="Alice", last_name="Ames")
+    return _archive_admin(UserFactory(username="alice", first_name="Alice", last_name="Ames"))
 
 
 @pytest.fixture
 def bob(db):
-    return UserFactory(username="bob", first_name="Bob", last_name="Berg")
+    return _archive_admin(UserFactory(username="bob", first_name="Bob", last_name="Berg"))
 
 
 def _schedule(alice, **kwargs):
