@@ -64,6 +64,7 @@ _ALLOWED_FROM: dict[str, tuple[str, ...]] = {
     EventKind.UNFROZEN: ACTIVE_STATES,
     EventKind.POLICY: ACTIVE_STATES,
     EventKind.RELEASE: ACTIVE_STATES,
+    EventKind.SCHEDULED_CANCELLED: ACTIVE_STATES,
 }
 
 
@@ -362,10 +363,11 @@ def publications_note(
     *,
     kind: str,
     reason: str,
-    actor: User,
+    actor: User | None,
     now: datetime,
 ) -> list[PhasingEvent]:
-    """Record a decision on every active update it touches, in a fixed number of queries."""
+    """Record a decision on every active update it touches, in a fixed number of queries
+    (by a person, or by the product itself when `actor` is None)."""
     locked = list(
         publications.filter(state__in=ACTIVE_STATES).select_for_update(of=("self",)).order_by("pk")
     )

@@ -17,9 +17,11 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from packages.models import (
+    EventKind,
     Publication,
     Release,
     ScheduledAction,
@@ -28,8 +30,10 @@ from packages.models import (
     SourcePackage,
 )
 from packages.models.scheduled import PUBLICATION_ACTIONS, RELEASE_ACTIONS
+from packages.permissions import can_change_phasing
 from packages.public_names import public_name
 from packages.services import policies, releases, rollouts
+from packages.services.phasing import publications_note
 from packages.services.sign_off import sign_off_required
 
 log = logging.getLogger(__name__)
@@ -144,6 +148,8 @@ def scheduled_change_sign_off(
         locked = _locked_pending(change)
         if locked.created_by_id == actor.pk:
             raise ValidationError("a second archive admin signs off, not the one who asked")
+        if lost_rights(actor):
+            raise ValidationError(f"only an archive admin signs off ({lost_rights(actor)})")
         if locked.signed_off_by_id is not None:
             raise ValidationError("it is already signed off")
         locked.signed_off_by, locked.signed_off_at = actor, now
@@ -256,8 +262,58 @@ def _perform(change: ScheduledChange, *, now: datetime) -> str:
     return f"{change.target_label} set"
 
 
+def lost_rights(user: User | None) -> str:
+    """Why this person's decision no longer counts, or "" while they may change phasing."""
+    if user is None:
+        return ""
+    if not user.is_active:
+        return "account deactivated"
+    if not can_change_phasing(user):
+        return "no longer an archive admin"
+    return ""
+
+
+def _touched(change: ScheduledChange) -> QuerySet[Publication]:
+    """The updates a change was about: its own, its release's, or its policy's scope."""
+    if change.publication_id is not None:
+        return Publication.objects.filter(pk=change.publication_id)
+    if change.source_package_id is not None:
+        return Publication.objects.filter(source_package_id=change.source_package_id)
+    if change.release_id is not None:
+        return Publication.objects.filter(release_id=change.release_id)
+    return Publication.objects.all()
+
+
+def _cancel_for_lost_rights(change: ScheduledChange, why: str, *, now: datetime) -> None:
+    """Its author may no longer change phasing: it never runs, and the updates it was
+    about say so in their history."""
+    reason = f"{change.what} {change.target_label} cancelled: its author's {why}"
+    with transaction.atomic():
+        ScheduledChange.objects.filter(pk=change.pk, state=ScheduledState.PENDING).update(
+            state=ScheduledState.CANCELLED, cancelled_at=now, cancel_reason=reason
+        )
+        publications_note(
+            _touched(change), kind=EventKind.SCHEDULED_CANCELLED, reason=reason, actor=None, now=now
+        )
+    change.state, change.cancelled_at, change.cancel_reason = (
+        ScheduledState.CANCELLED,
+        now,
+        reason,
+    )
+    log.warning("scheduled change %s: %s", change.pk, reason)
+
+
 def _run_locked(change: ScheduledChange, *, now: datetime) -> bool:
-    """Run one locked pending change: False when it still waits for a sign-off."""
+    """Run one locked pending change: False when it still waits for a sign-off. A change
+    whose author lost the right to change phasing is cancelled; a sign-off by someone who
+    lost it no longer counts, and the change waits for another admin's."""
+    why = lost_rights(change.created_by)
+    if why:
+        _cancel_for_lost_rights(change, why, now=now)
+        return True
+    if change.signed_off_by_id is not None and lost_rights(change.signed_off_by):
+        ScheduledChange.objects.filter(pk=change.pk).update(signed_off_by=None, signed_off_at=None)
+        change.signed_off_by, change.signed_off_at = None, None
     publication = (
         Publication.objects.select_related("release", "source_package").get(
             pk=change.publication_id
