@@ -30,6 +30,8 @@ import secrets
 from collections.abc import Mapping
 from pathlib import Path
 
+from packages.sources import apt_names
+
 JOURNAL = ".phasing-commit"
 
 
@@ -63,9 +65,10 @@ def _stage(target: Path, data: bytes, token: str) -> Path:
 def suite_commit(suite_dir: Path, files: Mapping[str, bytes]) -> None:
     """Replace ``files`` (paths relative to the suite, in the order given: the Release
     files last) so that the suite is all old or all new whatever happens."""
-    suite_dir = Path(suite_dir)
+    suite_dir = Path(suite_dir).resolve()
     token = secrets.token_hex(6)
-    targets = [suite_dir / relative for relative in files]
+    # Every target stays under the suite, whatever names reached here.
+    targets = [apt_names.inside(suite_dir, relative) for relative in files]
     staged: list[tuple[Path, Path]] = []
     try:
         for target, data in zip(targets, files.values(), strict=True):
@@ -106,7 +109,7 @@ def suite_recover(suite_dir: Path) -> bool:
     Every target whose old content was kept gets it back; a target the commit was
     creating is removed; staged files are deleted. The suite is then as before the commit.
     """
-    suite_dir = Path(suite_dir)
+    suite_dir = Path(suite_dir).resolve()
     journal = suite_dir / JOURNAL
     try:
         record = json.loads(journal.read_text(encoding="utf-8"))
@@ -118,7 +121,8 @@ def suite_recover(suite_dir: Path) -> bool:
         return True
     token = record["token"]
     for entry in record["files"]:
-        target = suite_dir / entry["path"]
+        # A journal is ours, but a path in it never leads out of the suite.
+        target = apt_names.inside(suite_dir, entry["path"])
         backup = _aside(target, token, "old")
         if backup.exists() and target.exists() and os.path.samefile(backup, target):
             backup.unlink()  # never replaced: the target is still the old file

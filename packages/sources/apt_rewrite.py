@@ -22,6 +22,7 @@ from pathlib import Path
 from debian import deb822
 from debian.debian_support import Version
 
+from packages.sources import apt_names
 from packages.sources.apt_commit import suite_commit, suite_recover
 from packages.sources.apt_reader import (
     HASH_FIELDS,
@@ -54,7 +55,7 @@ class AptArchiveRewriter(AptArchiveReader):
         """Undo a write of this suite that stopped half-way, if one did (local only)."""
         if self._root is None:
             return
-        suite_dir = self._root / "dists" / suite_name
+        suite_dir = apt_names.inside(self._root, f"dists/{apt_names.suite_name(suite_name)}")
         if not (suite_dir / ".phasing-commit").exists():
             return
         try:
@@ -93,9 +94,13 @@ class AptArchiveRewriter(AptArchiveReader):
             Version(version)
         except ValueError:
             return WriteResult("failed", f"{version!r} is not a Debian version")
-        suite_name = self._suite_name(release)
         assert self._root is not None  # can_write: a local archive
-        suite_dir = self._root / "dists" / suite_name
+        try:
+            suite_name = self._suite_name(release)
+            suite_dir = apt_names.inside(self._root, f"dists/{suite_name}")
+        except SourceError as exc:
+            log.error("apt archive: refused to write %s: %s", release, exc)
+            return WriteResult("failed", str(exc))
         if not (suite_dir / "Release").is_file():
             return WriteResult("failed", f"{suite_dir}/Release does not exist")
         if not os.access(suite_dir, os.W_OK | os.X_OK):
@@ -113,6 +118,8 @@ class AptArchiveRewriter(AptArchiveReader):
                     log.warning("apt archive: undid an interrupted write of %s", suite_dir)
                 return self._rewrite(suite_name, suite_dir, source_package, version, percentage)
         except SourceError as exc:
+            # A hostile or torn suite: named in the write-back's failure, and in the log.
+            log.error("apt archive: writing %s failed: %s", suite_name, exc)
             return WriteResult("failed", str(exc))
         except SigningError as exc:
             return WriteResult("failed", f"signing failed, nothing written: {exc}")
@@ -215,7 +222,7 @@ class AptArchiveRewriter(AptArchiveReader):
         for name in names:
             data = new_files.get(name)
             if data is None:
-                path = suite_dir / name
+                path = apt_names.inside(suite_dir, name)
                 if path.is_file():
                     data = path.read_bytes()
             if data is not None:
