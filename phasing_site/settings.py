@@ -7,6 +7,7 @@ REDIS_URL to use PostgreSQL and Redis.
 
 from __future__ import annotations
 
+import ipaddress
 from datetime import timedelta
 from pathlib import Path
 
@@ -166,6 +167,17 @@ AXES_COOLOFF_TIME = timedelta(minutes=15)
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+# Lock by the real client address: X-Forwarded-For is believed only from these proxies
+# (addresses or networks, e.g. the nginx in front); empty: REMOTE_ADDR, never the header.
+PHASING_TRUSTED_PROXIES = env_list("PHASING_TRUSTED_PROXIES", [])
+for _proxy in PHASING_TRUSTED_PROXIES:
+    try:
+        ipaddress.ip_network(_proxy, strict=False)
+    except ValueError as _error:
+        raise ImproperlyConfigured(
+            f"PHASING_TRUSTED_PROXIES: {_proxy!r} is not an address or a network"
+        ) from _error
+AXES_CLIENT_IP_CALLABLE = "packages.client_address.client_address"
 
 LANGUAGE_CODE = "en-gb"
 TIME_ZONE = "UTC"
