@@ -137,6 +137,23 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
             "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
         }
     )
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # A database that accepts connections and never answers must give a 503 within
+    # seconds, not hang a request until gunicorn kills it (a bare 500): libpq gives up
+    # connecting after DATABASE_CONNECT_TIMEOUT; the server ends a statement that runs
+    # longer than DATABASE_STATEMENT_TIMEOUT (0: no limit); keepalives notice a peer gone.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {
+            "connect_timeout": env_int("DATABASE_CONNECT_TIMEOUT", 5, minimum=1),
+            "options": (
+                f"-c statement_timeout={env_int('DATABASE_STATEMENT_TIMEOUT', 120, minimum=0) * 1000}"
+            ),
+            "keepalives": 1,
+            "keepalives_idle": 30,
+            "keepalives_interval": 10,
+            "keepalives_count": 3,
+        }
+    )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTHENTICATION_BACKENDS = [
@@ -233,6 +250,22 @@ if CELERY_BROKER_URL == "filesystem://":
         "control_folder": str(_broker_dir / "control"),
         "store_processed": False,
     }
+else:
+    # A Redis that hangs: give up within seconds (connect, then each read), and retry
+    # publishing once, so a committed change that queues a task answers as committed.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "socket_connect_timeout": env_float("CELERY_BROKER_SOCKET_TIMEOUT", 2.0),
+        "socket_timeout": env_float("CELERY_BROKER_SOCKET_TIMEOUT", 2.0),
+        "socket_keepalive": True,
+        "retry_on_timeout": False,
+    }
+CELERY_BROKER_CONNECTION_TIMEOUT = env_float("CELERY_BROKER_SOCKET_TIMEOUT", 2.0)
+CELERY_TASK_PUBLISH_RETRY_POLICY = {
+    "max_retries": 1,
+    "interval_start": 0,
+    "interval_step": 0.5,
+    "interval_max": 0.5,
+}
 # One queue per deployment; a second deployment on the same broker names its own.
 CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_TASK_DEFAULT_QUEUE", "celery")
 CELERY_TASK_IGNORE_RESULT = True
