@@ -245,10 +245,26 @@ class AptArchiveReader:
         """
         index_dir = f"{component}/binary-{arch}"
         variants = [v for v in PACKAGES_VARIANTS if f"{index_dir}/{v}" in suite.listed]
+        by_hash = suite.release.get("Acquire-By-Hash", "").strip().lower() == "yes"
         for variant in variants or PACKAGES_VARIANTS:
             relative = f"{index_dir}/{variant}"
             name = f"dists/{suite.name}/{relative}"
-            data = self._read(name, required=False)
+            data = None
+            listed_here = suite.listed.get(relative)
+            if by_hash and listed_here is not None:
+                # As apt does: the content this Release vouches for, by its hash, which a
+                # writer replacing the index by name does not touch.
+                field_name = next(
+                    (f for f in reversed(HASH_FIELDS) if f in listed_here.hashes), None
+                )
+                if field_name is not None:
+                    digest = listed_here.hashes[field_name]
+                    data = self._read(
+                        f"dists/{suite.name}/{index_dir}/by-hash/{field_name}/{digest}",
+                        required=False,
+                    )
+            if data is None:
+                data = self._read(name, required=False)
             if data is None:
                 continue
             listed = suite.listed.get(relative)

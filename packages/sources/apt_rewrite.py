@@ -175,7 +175,10 @@ class AptArchiveRewriter(AptArchiveReader):
 
         # SHA512 stays only where the archive already lists it; apt trusts the strongest.
         hash_fields = [f for f in HASH_FIELDS if f in suite.release or f in WRITTEN_HASHES]
-        by_hash = suite.release.get("Acquire-By-Hash", "").strip().lower() == "yes"
+        # Published with Acquire-By-Hash, as Debian's archive tools do: a reader that
+        # fetched the Release just before this write still finds the indexes it lists,
+        # by their hashes, while their names are being replaced.
+        by_hash_before = suite.release.get("Acquire-By-Hash", "").strip().lower() == "yes"
 
         new_files: dict[str, bytes] = {}
         for index_dir, content in rewritten.items():
@@ -187,10 +190,15 @@ class AptArchiveRewriter(AptArchiveReader):
             if self.gpg_key
             else {}
         )
-        if by_hash:
-            # Content-addressed copies: new names, so writing them first changes nothing.
-            for relative, data in new_files.items():
-                write_by_hash((suite_dir / relative).parent, data, hash_fields)
+        # Content-addressed copies: new names, so writing them first changes nothing. The
+        # first time, the unchanged indexes get theirs too, so the Release's promise holds.
+        for relative, data in new_files.items():
+            write_by_hash((suite_dir / relative).parent, data, hash_fields)
+        if not by_hash_before:
+            for relative in suite.listed:
+                path = apt_names.inside(suite_dir, relative)
+                if relative not in new_files and path.is_file():
+                    write_by_hash(path.parent, path.read_bytes(), hash_fields)
         suite_commit(suite_dir, {**new_files, "Release": release_bytes, **signatures})
         shown = "100% (field removed)" if percentage == 100 else f"{percentage}%"
         return WriteResult(
@@ -213,9 +221,12 @@ class AptArchiveRewriter(AptArchiveReader):
                 old_until = parse_release_date(value)
                 if old_until is not None:
                     value = format_release_date(now + (old_until - old_date))
+            if name == "Acquire-By-Hash":
+                continue
             fields.append((name, value))
         if "Date" not in suite.release:
             fields.append(("Date", format_release_date(now)))
+        fields.append(("Acquire-By-Hash", "yes"))
 
         names = list(suite.listed) + sorted(n for n in new_files if n not in suite.listed)
         entries: dict[str, tuple[int, dict[str, str]]] = {}
