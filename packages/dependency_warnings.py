@@ -4,7 +4,7 @@ Raising or releasing an update beyond the percentage of an update it needs (a ve
 Depends, or a Breaks of the other's old version) lets machines take it before they can
 take what it needs. The update page and the admin warn with these lines; with
 PHASING_SIGN_OFF_REQUIRED such a raise waits for a second archive admin
-(packages.services.scheduled.sign_off_needed).
+(packages.services.sign_off.sign_off_required).
 """
 
 from __future__ import annotations

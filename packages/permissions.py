@@ -9,6 +9,7 @@ from django.http import HttpRequest
 CRASH_REPORT_CONTENT = "overview.view_crash_report_content"
 OVERRIDE_PROBLEM = "overview.override_problem"
 CHANGE_PHASING = "packages.change_phasing"
+VIEW_METRICS = "overview.view_metrics"
 
 
 def _has(user: User | AnonymousUser | None, perm: str) -> bool:
@@ -29,6 +30,11 @@ def can_override_problems(user: User | AnonymousUser | None) -> bool:
 def can_change_phasing(user: User | AnonymousUser | None) -> bool:
     """Pause, resume, halt, set, release, freeze and change policy: archive admins."""
     return _has(user, CHANGE_PHASING)
+
+
+def can_read_metrics(user: User | AnonymousUser | None) -> bool:
+    """/metrics, besides the scraper's token: superusers and whoever is given the permission."""
+    return _has(user, VIEW_METRICS)
 
 
 def acting_user(request: HttpRequest) -> User:

@@ -7,6 +7,7 @@ REDIS_URL to use PostgreSQL and Redis.
 
 from __future__ import annotations
 
+import ipaddress
 from datetime import timedelta
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -78,12 +79,12 @@ MIDDLEWARE = [
 ]
 
 # The pages carry no script of their own; the admin and the API docs load theirs from
-# /static/. Styles may be inline (the percentage bars are a width).
+# /static/. No inline style either: the percentage bars are a class per width.
 CONTENT_SECURITY_POLICY = {
     "DIRECTIVES": {
         "default-src": ["'self'"],
         "script-src": ["'self'"],
-        "style-src": ["'self'", "'unsafe-inline'"],
+        "style-src": ["'self'"],
         "img-src": ["'self'", "data:"],
         "object-src": ["'none'"],
         "base-uri": ["'none'"],
@@ -138,6 +139,23 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
             "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
         }
     )
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # A database that accepts connections and never answers must give a 503 within
+    # seconds, not hang a request until gunicorn kills it (a bare 500): libpq gives up
+    # connecting after DATABASE_CONNECT_TIMEOUT; the server ends a statement that runs
+    # longer than DATABASE_STATEMENT_TIMEOUT (0: no limit); keepalives notice a peer gone.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {
+            "connect_timeout": env_int("DATABASE_CONNECT_TIMEOUT", 5, minimum=1),
+            "options": (
+                f"-c statement_timeout={env_int('DATABASE_STATEMENT_TIMEOUT', 120, minimum=0) * 1000}"
+            ),
+            "keepalives": 1,
+            "keepalives_idle": 30,
+            "keepalives_interval": 10,
+            "keepalives_count": 3,
+        }
+    )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTHENTICATION_BACKENDS = [
@@ -151,6 +169,14 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+# Sessions: two weeks for members; a privileged one (staff, superusers, triagers, archive
+# admins) ends after PHASING_PRIVILEGED_SESSION_AGE (packages.sessions). Cookies are
+# HttpOnly and SameSite=Lax, and Secure in production (below).
+SESSION_COOKIE_AGE = env_int("SESSION_COOKIE_AGE", 14 * 24 * 3600, minimum=60)
+PHASING_PRIVILEGED_SESSION_AGE = env_seconds("PHASING_PRIVILEGED_SESSION_AGE", timedelta(hours=8))
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
+CSRF_COOKIE_SAMESITE = "Lax"
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "overview:index"
 LOGOUT_REDIRECT_URL = "overview:index"
@@ -161,6 +187,17 @@ AXES_COOLOFF_TIME = timedelta(minutes=15)
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+# Lock by the real client address: X-Forwarded-For is believed only from these proxies
+# (addresses or networks, e.g. the nginx in front); empty: REMOTE_ADDR, never the header.
+PHASING_TRUSTED_PROXIES = env_list("PHASING_TRUSTED_PROXIES", [])
+for _proxy in PHASING_TRUSTED_PROXIES:
+    try:
+        ipaddress.ip_network(_proxy, strict=False)
+    except ValueError as _error:
+        raise ImproperlyConfigured(
+            f"PHASING_TRUSTED_PROXIES: {_proxy!r} is not an address or a network"
+        ) from _error
+AXES_CLIENT_IP_CALLABLE = "packages.client_address.client_address"
 
 LANGUAGE_CODE = "en-gb"
 TIME_ZONE = "UTC"
@@ -216,6 +253,22 @@ if CELERY_BROKER_URL == "filesystem://":
         "control_folder": str(_broker_dir / "control"),
         "store_processed": False,
     }
+else:
+    # A Redis that hangs: give up within seconds (connect, then each read), and retry
+    # publishing once, so a committed change that queues a task answers as committed.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "socket_connect_timeout": env_float("CELERY_BROKER_SOCKET_TIMEOUT", 2.0),
+        "socket_timeout": env_float("CELERY_BROKER_SOCKET_TIMEOUT", 2.0),
+        "socket_keepalive": True,
+        "retry_on_timeout": False,
+    }
+CELERY_BROKER_CONNECTION_TIMEOUT = env_float("CELERY_BROKER_SOCKET_TIMEOUT", 2.0)
+CELERY_TASK_PUBLISH_RETRY_POLICY = {
+    "max_retries": 1,
+    "interval_start": 0,
+    "interval_step": 0.5,
+    "interval_max": 0.5,
+}
 # One queue per deployment; a second deployment on the same broker names its own.
 CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_TASK_DEFAULT_QUEUE", "celery")
 CELERY_TASK_IGNORE_RESULT = True
@@ -435,6 +488,8 @@ if not DEBUG:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", True)
     CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", True)
+    # Nothing in the pages reads the CSRF cookie from script (forms carry the token).
+    CSRF_COOKIE_HTTPONLY = True
     SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31536000, minimum=0)
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
     SECURE_HSTS_PRELOAD = True

@@ -116,9 +116,10 @@ ROUTES: dict[str, Route] = {
     # The fleet agent's daily batch: POST only.
     "api:fleet_reports": route(POST_ONLY),
     # Operations: health for load balancers, the same for everyone (here 503: no crash
-    # source has synced in this seed), metrics for the scraper's token and staff.
+    # source has synced in this seed), metrics for the scraper's token and the people
+    # given overview.view_metrics (superusers), never for any staff.
     "healthz": route(expect("503 503 503 503 503")),
-    "metrics": route(expect("403 403 403 200 200")),
+    "metrics": route(expect("403 403 403 403 200")),
     # Accounts.
     "login": route(PUBLIC),
     "logout": route(POST_ONLY),

@@ -24,6 +24,18 @@ def test_every_answer_forbids_scripts_other_than_the_sites_own_files(anonymous, 
     assert directives["script-src"] == "'self'"
     assert directives["object-src"] == "'none'"
     assert directives["frame-ancestors"] == "'none'"
+    assert directives["style-src"] == "'self'"  # no inline style, no style element
+
+
+def test_no_page_carries_an_inline_style_the_policy_would_refuse(anonymous, publication):
+    from tests.factories import PublicationFactory
+
+    PublicationFactory(phased_update_percentage=37)
+    for path in ("/", f"/source/{publication.source_package.name}/"):
+        html = anonymous.get(path).content.decode()
+        assert 'class="w37"' in html or path != "/"
+        assert not re.search(r"\bstyle\s*=", html), path
+        assert "<style" not in html, path
 
 
 def test_a_username_longer_than_an_account_can_have_is_a_form_error_not_a_500(anonymous):

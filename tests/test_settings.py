@@ -134,3 +134,24 @@ def test_a_checkout_with_nothing_set_runs_as_development_and_a_deployment_key_tu
     assert json.loads(load(tmp_path).stdout)["debug"] is True
     deployed = load(tmp_path, SECRET_KEY="k" * 60, ALLOWED_HOSTS="phasing.example.org")
     assert json.loads(deployed.stdout)["debug"] is False
+
+
+def test_production_cookies_are_secure_http_only_and_same_site(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in TEST_RUN_ONLY}
+    env.update(
+        DJANGO_SETTINGS_MODULE="phasing_site.settings",
+        PHASING_VAR_DIR=str(tmp_path),
+        DEBUG="0",
+        SECRET_KEY="a-long-random-production-secret-key-0123456789-abcdefghijklmnop",
+        ALLOWED_HOSTS="phasing.example.org",
+    )
+    probe = (
+        "import json, django; from django.conf import settings as s; django.setup(); "
+        "print(json.dumps([s.SESSION_COOKIE_SECURE, s.SESSION_COOKIE_HTTPONLY, "
+        "s.SESSION_COOKIE_SAMESITE, s.CSRF_COOKIE_SECURE, s.CSRF_COOKIE_HTTPONLY, "
+        "s.CSRF_COOKIE_SAMESITE, s.PHASING_PRIVILEGED_SESSION_AGE.total_seconds()]))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert json.loads(result.stdout) == [True, True, "Lax", True, True, "Lax", 8 * 3600.0]

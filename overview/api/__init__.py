@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI
@@ -96,6 +98,14 @@ def _bad_parameters(request: HttpRequest, error: ValidationError) -> HttpRespons
 @api.exception_handler(InterfaceError)
 def _database_unavailable(request: HttpRequest, error: Exception) -> HttpResponse:
     return database_unavailable(request, error)
+
+
+@api.exception_handler(RequestDataTooBig)
+def _body_too_large(request: HttpRequest, error: Exception) -> HttpResponse:
+    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE / (1024 * 1024)
+    return api.create_response(
+        request, {"detail": f"the request body is larger than {limit:g} MB"}, status=413
+    )
 
 
 api.add_router("", router)

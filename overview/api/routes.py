@@ -30,6 +30,7 @@ from overview.pages.wording import outlook_lines
 from packages.domain import apt_phasing
 from packages.domain import policy as policy_rules
 from packages.models import PhasingEvent, Publication, Release, ScheduledChange, ScheduledState
+from packages.public_names import public_name
 from packages.selectors import dependency_groups, policies_by_scope, scheduled_changes
 from packages.services.scheduled import AWAITING_SIGN_OFF
 
@@ -178,7 +179,8 @@ def update_out(publication: Publication) -> dict:
 
 
 def _username(user) -> str | None:
-    return user.get_username() if user is not None else None
+    # Public: a display name or the role, never a login name.
+    return public_name(user) if user is not None else None
 
 
 def scheduled_change_out(change: ScheduledChange) -> dict:
@@ -198,7 +200,7 @@ def scheduled_change_out(change: ScheduledChange) -> dict:
         "run_at": change.run_at,
         "reason": change.reason,
         "state": change.state,
-        "scheduled_by": change.created_by.get_username(),
+        "scheduled_by": public_name(change.created_by),
         "created_at": change.created_at,
         "sign_off_needed": change.is_pending and change.outcome == AWAITING_SIGN_OFF,
         "signed_off_by": _username(change.signed_off_by),

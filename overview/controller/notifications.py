@@ -223,7 +223,11 @@ def notification_send(*, notification_id: int, now: datetime | None = None) -> S
         Notification.objects.filter(pk=notification_id).update(
             claimed_at=None, error=error, next_attempt_at=now + delay
         )
-        service_failed(EMAIL_SERVICE, now=now, error=f"email to {notification.person}: {error}")
+        # Every page's footer shows this to everyone: that emails fail, never to whom (the
+        # error text of a refused recipient names the address; the row keeps it for staff).
+        service_failed(
+            EMAIL_SERVICE, now=now, error=f"a halt email was not sent ({type(exc).__name__})"
+        )
         return SendOutcome("failed", retry_in=delay, error=error)
     Notification.objects.filter(pk=notification_id).update(
         sent_at=now, error="", next_attempt_at=None

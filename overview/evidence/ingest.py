@@ -129,15 +129,18 @@ def _ingest_batch_or_each(
 ) -> int:
     """The batch in one go; if the database refuses it, each record alone, so a record
     that no check foresaw is skipped by itself and the reports beside it are kept."""
+    # A driver that cannot even encode a value (UnicodeError) or a value it refuses
+    # (ValueError) fails like a database that refuses the row: that record alone.
+    unstorable = (DatabaseError, UnicodeError, ValueError)
     try:
         return _ingest_batch(records, releases)
-    except DatabaseError as error:
+    except unstorable as error:
         log.warning("a crash batch failed (%s); storing its %d reports one by one", error, len(records))
     inserted = 0
     for record in records:
         try:
             inserted += _ingest_batch([record], releases)
-        except DatabaseError as error:
+        except unstorable as error:
             summary.skip(f"{record.external_id!r:.120}", f"the database refused it: {error}")
     return inserted
 

@@ -15,5 +15,9 @@ class PeriodicRun(models.Model):
     last_duration_seconds = models.FloatField(null=True, blank=True)
     last_error = models.TextField(blank=True)
 
+    class Meta:
+        # /metrics: given to the people who watch the deployment, not to every staff user.
+        permissions = [("view_metrics", "Can read the Prometheus metrics")]
+
     def __str__(self) -> str:
         return self.name

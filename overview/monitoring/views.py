@@ -1,8 +1,8 @@
 """/healthz (public: says only what is missing) and /metrics (Prometheus, restricted).
 
 Who may read /metrics: a scraper presenting `Authorization: Bearer <PHASING_METRICS_TOKEN>`
-(when the setting is set), and signed-in staff (archive admins, superusers). Anyone else
-gets 403. The figures are aggregates only, but queue lengths and failures are nobody
+(when the setting is set), and signed-in people with the `overview.view_metrics`
+permission (superusers have it; no group is given it). Anyone else gets 403. The figures are aggregates only, but queue lengths and failures are nobody
 else's business.
 """
 
@@ -18,6 +18,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_l
 
 from overview.monitoring.health import health_checks
 from overview.monitoring.metrics import PhasingCollector
+from packages.permissions import can_read_metrics
 
 
 @never_cache
@@ -35,15 +36,15 @@ def _may_read_metrics(request: HttpRequest) -> bool:
         presented = request.headers.get("Authorization", "")
         if hmac.compare_digest(presented.encode(), f"Bearer {token}".encode()):
             return True
-    return bool(request.user.is_authenticated and request.user.is_staff)
+    return can_read_metrics(request.user)
 
 
 @never_cache
 def metrics(request: HttpRequest) -> HttpResponse:
     if not _may_read_metrics(request):
         return HttpResponse(
-            "Metrics are for the monitoring system: present its bearer token, or sign in as "
-            "staff.\n",
+            "Metrics are for the monitoring system: present its bearer token, or sign in with "
+            "the permission to read them.\n",
             status=403,
             content_type="text/plain",
         )

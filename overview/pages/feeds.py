@@ -22,6 +22,17 @@ from packages.models import EventKind, PhasingEvent, Release, SourcePackage
 Item = PhasingEvent | ReleaseNote
 
 
+class PlainTextAtomFeed(Atom1Feed):
+    """Atom whose summaries are `type="text"`: reasons are written by people and function
+    names come from crash sources, so a feed reader must show them, never render them."""
+
+    def add_item_elements(self, handler, item):
+        summary = item.get("description")
+        super().add_item_elements(handler, {**item, "description": None})
+        if summary is not None:
+            handler.addQuickElement("summary", summary, {"type": "text"})
+
+
 @dataclass(frozen=True)
 class FeedScope:
     """What a feed is about: a release, a source package, both or neither."""
@@ -47,7 +58,7 @@ class FeedScope:
 
 
 class _PhasingEventsFeed(Feed):
-    feed_type = Atom1Feed
+    feed_type = PlainTextAtomFeed
     kinds: tuple[str, ...] = ()
     what = "Phasing changes"
     url_name = "overview:feed-changes"

@@ -19,6 +19,7 @@ from django.utils import timezone
 from overview.models import ErrorBucket, Override, ProblemKind
 from packages.domain import inputs
 from packages.models import SourcePackage
+from packages.public_names import TRIAGER, public_name
 
 ALL_VERSIONS = "*"
 
@@ -63,7 +64,7 @@ def override_create(
     if problem := inputs.version_problem(version, blank=True):
         raise ValidationError(f"the version {problem}")
     now = now or timezone.now()
-    name = actor_name or (actor.get_username() if actor is not None else "")
+    name = actor_name or public_name(actor, TRIAGER)
 
     with transaction.atomic():
         existing = (

@@ -13,8 +13,9 @@ from django.utils import timezone
 
 from packages import services
 from packages.domain import policy as policy_rules
-from packages.models import Policy, Release, UnknownVersion
+from packages.models import Policy, Release, ScheduledAction, ScheduledChange, UnknownVersion
 from packages.services.scheduled import PAST_TOLERANCE
+from packages.services.sign_off import sign_off_required
 
 
 def reason_field(help_text: str) -> forms.CharField:
@@ -225,6 +226,23 @@ class PolicyAdminForm(ReasonRequired, forms.ModelForm):
             )
         except (ValueError, TypeError) as error:
             raise forms.ValidationError(f"{str(error).capitalize()}.") from error
+        release = data.get("release") or self.instance.release
+        package = data.get("source_package") or self.instance.source_package
+        proposed = ScheduledChange(
+            action=ScheduledAction.POLICY,
+            release=release,
+            source_package=package,
+            policy={
+                name: data.get(name) for name in ("start_percentage", "step", "ceiling", "schedule")
+            },
+        )
+        why = sign_off_required(proposed, current_policy=self.instance)
+        if why:
+            # This form saves at once; the "Change policy" action asks for the sign-off.
+            raise forms.ValidationError(
+                f"{why[0].upper()}{why[1:]}: use the updates' Change policy action, "
+                "which waits for it."
+            )
         return data
 
 

@@ -41,7 +41,8 @@ from packages.models import (
 )
 from packages.permissions import acting_user
 from packages.services.person_actions import target_percentage
-from packages.services.scheduled import scheduled_change_create, sign_off_needed
+from packages.services.scheduled import scheduled_change_create
+from packages.services.sign_off import sign_off_required
 
 
 class _ChangelistColumns(TypedDict):
@@ -245,8 +246,8 @@ class PublicationAdmin(PhasingPermissionMixin, admin.ModelAdmin):
             # Past an update it needs: said, and with sign-off on, asked (sign_off_needed).
             for line in warning_lines(needs_behind(publication, target), target):
                 self.message_user(request, line, messages.WARNING)
-        if run_at is None and not sign_off_needed(
-            action=action, publication=publication, percentage=percentage
+        if run_at is None and not sign_off_required(
+            ScheduledChange(action=action, publication=publication, percentage=percentage)
         ):
             return now(reason)
         return scheduled_change_create(
@@ -424,13 +425,22 @@ class PublicationAdmin(PhasingPermissionMixin, admin.ModelAdmin):
             scheduled: list[ScheduledChange] = []
             for target in targets:
                 package = target if isinstance(target, SourcePackage) else None
+                release = target if isinstance(target, Release) else None
                 try:
-                    if form.cleaned_data["run_at"] is not None:
+                    # Later, or now once a second archive admin signs it off.
+                    if form.cleaned_data["run_at"] is not None or sign_off_required(
+                        ScheduledChange(
+                            action=ScheduledAction.POLICY,
+                            source_package=package,
+                            release=release,
+                            policy=form.policy_fields(),
+                        )
+                    ):
                         scheduled.append(
                             scheduled_change_create(
                                 action=ScheduledAction.POLICY,
                                 source_package=package,
-                                release=target if isinstance(target, Release) else None,
+                                release=release,
                                 policy=form.policy_fields(),
                                 run_at=form.cleaned_data["run_at"],
                                 actor=acting_user(request),

@@ -19,13 +19,14 @@ from packages.admin.actions import (
     report_outcome,
 )
 from packages.admin.forms import ReasonForm
-from packages.models import ScheduledChange, ScheduledState
+from packages.models import ScheduledAction, ScheduledChange, ScheduledState
 from packages.permissions import acting_user, can_change_phasing
 from packages.services.scheduled import (
+    AWAITING_SIGN_OFF,
     scheduled_change_cancel,
     scheduled_change_sign_off,
-    sign_off_needed,
 )
+from packages.services.sign_off import sign_off_required
 
 
 @admin.register(ScheduledChange)
@@ -72,8 +73,10 @@ class ScheduledChangeAdmin(PhasingPermissionMixin, ReadOnlyAdmin):
     def sign_off_state(self, obj: ScheduledChange) -> str:
         if obj.signed_off_by is not None and obj.signed_off_at is not None:
             return f"signed off by {obj.signed_off_by} at {obj.signed_off_at:%Y-%m-%d %H:%M} UTC"
-        needed = sign_off_needed(
-            action=obj.action, publication=obj.publication, percentage=obj.percentage
+        # A policy's rule reads its scope's policy: its creation and each run say it in the
+        # outcome, so the changelist costs no query per row.
+        needed = obj.outcome == AWAITING_SIGN_OFF or (
+            obj.action != ScheduledAction.POLICY and sign_off_required(obj)
         )
         return "needed" if needed and obj.is_pending else "—"
 

@@ -34,6 +34,16 @@ FUTURE_SLACK = timedelta(days=1)
 EARLIEST = datetime(1990, 1, 1, tzinfo=UTC)
 
 
+def _encodable(text: str) -> bool:
+    """Whether the text can be written as UTF-8: Python's JSON accepts a lone surrogate
+    ("\\ud800") that no database driver can send."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def text_problem(value: object, *, max_length: int | None = None, required: bool = False) -> str:
     """A string without NUL bytes that fits its column."""
     if not isinstance(value, str):
@@ -42,6 +52,8 @@ def text_problem(value: object, *, max_length: int | None = None, required: bool
         return "is empty"
     if "\x00" in value:
         return "contains a NUL byte"
+    if not _encodable(value):
+        return "contains a lone surrogate (not valid Unicode)"
     if max_length is not None and len(value) > max_length:
         return f"is longer than {max_length} characters"
     return ""
@@ -127,6 +139,8 @@ def json_problem(value: object) -> str:
         return "is not plain JSON"
     if "\\u0000" in text:
         return "contains a NUL byte"
+    if not _encodable(json.dumps(value, ensure_ascii=False)):
+        return "contains a lone surrogate (not valid Unicode)"
     return ""
 
 

@@ -251,6 +251,8 @@ class EventKind(models.TextChoices):
     UNFROZEN = "unfrozen", "Release unfrozen"
     POLICY = "policy", "Policy changed"
     RELEASE = "release", "Release changed"
+    # A scheduled change whose author may no longer change phasing: it never runs.
+    SCHEDULED_CANCELLED = "scheduled_cancelled", "Scheduled change cancelled"
 
 
 class WriteBack(models.TextChoices):

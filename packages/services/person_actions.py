@@ -16,7 +16,8 @@ from django.core.exceptions import ValidationError
 from packages.domain import policy
 from packages.models import PhasingEvent, Publication, ScheduledAction, ScheduledChange
 from packages.services import rollouts
-from packages.services.scheduled import scheduled_change_create, sign_off_needed
+from packages.services.scheduled import scheduled_change_create
+from packages.services.sign_off import sign_off_required
 
 HALT = "halt"
 # The actions of one update, by the name the pages post.
@@ -59,8 +60,8 @@ def publication_act(
         raise ValidationError(f"not an action on an update: {action!r}")
     if action == ScheduledAction.SET and (percentage is None or not 0 <= percentage <= 100):
         raise ValidationError("a percentage is 0..100")
-    if run_at is None and not sign_off_needed(
-        action=action, publication=publication, percentage=percentage
+    if run_at is None and not sign_off_required(
+        ScheduledChange(action=action, publication=publication, percentage=percentage)
     ):
         if action == ScheduledAction.PAUSE:
             return rollouts.publication_pause(publication=publication, actor=actor, reason=reason)

@@ -34,6 +34,7 @@ from packages.models import (
     Publication,
     WriteBack,
 )
+from packages.public_names import public_name
 from packages.services.announcements import PHASING_EVENTS, announce
 from packages.services.bulk import publications_save
 from packages.services.writeback import queue_write_back
@@ -65,6 +66,7 @@ _ALLOWED_FROM: dict[str, tuple[str, ...]] = {
     EventKind.UNFROZEN: ACTIVE_STATES,
     EventKind.POLICY: ACTIVE_STATES,
     EventKind.RELEASE: ACTIVE_STATES,
+    EventKind.SCHEDULED_CANCELLED: ACTIVE_STATES,
 }
 
 
@@ -156,7 +158,9 @@ class Change:
 def _actor_name(actor: User | None, actor_name: str | None) -> str:
     if actor_name:
         return actor_name
-    return actor.get_username() if actor is not None else CONTROLLER
+    # Events are public (pages, feeds, the API): the display name or the role, never a
+    # login name; the event's `actor` keeps who it was for the admin.
+    return public_name(actor) if actor is not None else CONTROLLER
 
 
 def _apply(
@@ -363,10 +367,11 @@ def publications_note(
     *,
     kind: str,
     reason: str,
-    actor: User,
+    actor: User | None,
     now: datetime,
 ) -> list[PhasingEvent]:
-    """Record a decision on every active update it touches, in a fixed number of queries."""
+    """Record a decision on every active update it touches, in a fixed number of queries
+    (by a person, or by the product itself when `actor` is None)."""
     locked = list(
         publications.filter(state__in=ACTIVE_STATES).select_for_update(of=("self",)).order_by("pk")
     )

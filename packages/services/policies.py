@@ -10,9 +10,18 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from packages.models import EventKind, Policy, Publication, Release, SourcePackage
+from packages.models import (
+    EventKind,
+    Policy,
+    Publication,
+    Release,
+    ScheduledAction,
+    ScheduledChange,
+    SourcePackage,
+)
 from packages.services.phasing import publications_note
 from packages.services.rollouts import reason_required
+from packages.services.sign_off import sign_off_enforce
 
 POLICY_FIELDS = (
     "start_percentage",
@@ -39,6 +48,7 @@ def policy_set(
     actor: User,
     reason: str,
     now: datetime | None = None,
+    signed_off_by: User | None = None,
     **fields: object,
 ) -> Policy:
     """Create or change the policy of a package, a release, or (neither) all updates.
@@ -59,6 +69,18 @@ def policy_set(
             Policy.objects.select_for_update()
             .filter(release=scope_release, source_package=scope_package)
             .first()
+        )
+        # A policy that releases everything under it takes a second admin's sign-off.
+        sign_off_enforce(
+            ScheduledChange(
+                action=ScheduledAction.POLICY,
+                release=scope_release,
+                source_package=scope_package,
+                policy=dict(fields),
+            ),
+            actor=actor,
+            signed_off_by=signed_off_by,
+            current_policy=policy,
         )
         created = policy is None
         if policy is None:

@@ -13,9 +13,17 @@ from django.core.exceptions import ValidationError
 
 from packages.domain import policy
 from packages.domain.dependencies import needs_of
-from packages.models import EventKind, PhasingEvent, PhasingState, Publication
+from packages.models import (
+    EventKind,
+    PhasingEvent,
+    PhasingState,
+    Publication,
+    ScheduledAction,
+    ScheduledChange,
+)
 from packages.selectors import phasing_members, policies_by_scope
 from packages.services.phasing import Change, TransitionError, publication_transition
+from packages.services.sign_off import sign_off_enforce
 
 
 def reason_required(reason: str) -> str:
@@ -82,11 +90,18 @@ def publication_resume(
     actor: User,
     reason: str,
     now: datetime | None = None,
+    signed_off_by: User | None = None,
 ) -> PhasingEvent:
-    """Resume a paused update where it was, or a halted one from the policy's first step."""
+    """Resume a paused update where it was, or a halted one from the policy's first step.
+    Resuming an update the controller halted takes a sign-off (packages.services.sign_off)."""
     reason = reason_required(reason)
 
     def change(locked: Publication) -> Change:
+        sign_off_enforce(
+            ScheduledChange(action=ScheduledAction.RESUME, publication=locked),
+            actor=actor,
+            signed_off_by=signed_off_by,
+        )
         percentage = None
         if locked.state == PhasingState.HALTED:
             percentage = policy.resolve_for(policies_by_scope(), locked).first_percentage
@@ -104,11 +119,18 @@ def publication_set_percentage(
     actor: User,
     reason: str,
     now: datetime | None = None,
+    signed_off_by: User | None = None,
 ) -> PhasingEvent:
-    """A person sets the percentage; on a halted update that is a decision to go on."""
+    """A person sets the percentage; on a halted update that is a decision to go on (and
+    on one the controller halted, like 100%, it takes a sign-off)."""
     reason = reason_required(reason)
 
     def change(locked: Publication) -> Change:
+        sign_off_enforce(
+            ScheduledChange(action=ScheduledAction.SET, publication=locked, percentage=percentage),
+            actor=actor,
+            signed_off_by=signed_off_by,
+        )
         if percentage >= policy.FULL:
             refuse_completing_before_what_it_breaks(locked)
         state = None
@@ -122,12 +144,22 @@ def publication_set_percentage(
 
 
 def publication_release(
-    *, publication: Publication, actor: User, reason: str, now: datetime | None = None
+    *,
+    publication: Publication,
+    actor: User,
+    reason: str,
+    now: datetime | None = None,
+    signed_off_by: User | None = None,
 ) -> PhasingEvent:
-    """Straight to 100% for everyone, for an urgent fix."""
+    """Straight to 100% for everyone, for an urgent fix (with a sign-off when required)."""
     reason = reason_required(reason)
 
     def change(locked: Publication) -> Change:
+        sign_off_enforce(
+            ScheduledChange(action=ScheduledAction.RELEASE, publication=locked),
+            actor=actor,
+            signed_off_by=signed_off_by,
+        )
         refuse_completing_before_what_it_breaks(locked)
         return Change(
             EventKind.RELEASED, percentage=100, state=PhasingState.COMPLETE, reason=reason

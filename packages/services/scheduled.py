@@ -14,16 +14,14 @@ import logging
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
-from packages.dependency_warnings import needs_behind
-from packages.holds import HoldReason
 from packages.models import (
-    PhasingState,
+    EventKind,
     Publication,
     Release,
     ScheduledAction,
@@ -32,8 +30,12 @@ from packages.models import (
     SourcePackage,
 )
 from packages.models.scheduled import PUBLICATION_ACTIONS, RELEASE_ACTIONS
+from packages.permissions import can_change_phasing
+from packages.public_names import public_name
 from packages.services import policies, releases, rollouts
 from packages.services.announcements import SIGN_OFF_REQUESTED, announce
+from packages.services.phasing import publications_note
+from packages.services.sign_off import sign_off_required
 
 log = logging.getLogger(__name__)
 
@@ -41,34 +43,6 @@ log = logging.getLogger(__name__)
 PAST_TOLERANCE = timedelta(minutes=1)
 AWAITING_SIGN_OFF = "waiting for a second archive admin's sign-off"
 _DURATIONS = ("interval", "min_time_at_percentage", "insufficient_max_hold")
-
-
-def sign_off_needed(
-    *, action: str, publication: Publication | None, percentage: int | None = None
-) -> bool:
-    """Whether this change waits for a second archive admin (PHASING_SIGN_OFF_REQUIRED):
-    expediting to 100%, raising an update past an update it needs, and resuming an update
-    the controller halted (not one a person pulled), judged on the publication as it is
-    now."""
-    if not settings.PHASING_SIGN_OFF_REQUIRED:
-        return False
-    if action == ScheduledAction.RELEASE:
-        return True
-    if action == ScheduledAction.SET:
-        if percentage == 100:
-            return True
-        return (
-            publication is not None
-            and percentage is not None
-            and percentage > publication.phased_update_percentage
-            and bool(needs_behind(publication, percentage))
-        )
-    if action == ScheduledAction.RESUME and publication is not None:
-        return (
-            publication.state == PhasingState.HALTED
-            and publication.hold_reason != HoldReason.PULLED
-        )
-    return False
 
 
 def _when(moment: datetime) -> str:
@@ -128,7 +102,7 @@ def scheduled_change_create(
     if action == ScheduledAction.SET and (percentage is None or not 0 <= percentage <= 100):
         raise ValidationError("a percentage is 0..100")
     stored_policy = _policy_to_json(policy or {}) if action == ScheduledAction.POLICY else {}
-    change = ScheduledChange.objects.create(
+    change = ScheduledChange(
         action=action,
         publication=publication,
         release=release,
@@ -139,10 +113,10 @@ def scheduled_change_create(
         reason=reason,
         created_by=actor,
         created_at=now,
-        outcome=AWAITING_SIGN_OFF
-        if sign_off_needed(action=action, publication=publication, percentage=percentage)
-        else "",
     )
+    # Asked again when it runs: the update may have changed by then.
+    change.outcome = AWAITING_SIGN_OFF if sign_off_required(change) else ""
+    change.save(force_insert=True)
     if change.outcome == AWAITING_SIGN_OFF:
         announce(SIGN_OFF_REQUESTED, [(change.pk, change.action)])
     return change
@@ -178,6 +152,8 @@ def scheduled_change_sign_off(
         locked = _locked_pending(change)
         if locked.created_by_id == actor.pk:
             raise ValidationError("a second archive admin signs off, not the one who asked")
+        if lost_rights(actor):
+            raise ValidationError(f"only an archive admin signs off ({lost_rights(actor)})")
         if locked.signed_off_by_id is not None:
             raise ValidationError("it is already signed off")
         locked.signed_off_by, locked.signed_off_at = actor, now
@@ -217,14 +193,14 @@ def _provenance(change: ScheduledChange, *, now: datetime) -> str:
     assert change.created_by is not None
     if change.run_at > change.created_at:
         parts = [
-            f"scheduled by {change.created_by.get_username()} at {_when(change.created_at)} "
+            f"scheduled by {public_name(change.created_by)} at {_when(change.created_at)} "
             f"for {_when(change.run_at)}"
         ]
     else:
-        parts = [f"requested by {change.created_by.get_username()} at {_when(change.created_at)}"]
+        parts = [f"requested by {public_name(change.created_by)} at {_when(change.created_at)}"]
     if change.signed_off_by is not None and change.signed_off_at is not None:
         parts.append(
-            f"signed off by {change.signed_off_by.get_username()} at {_when(change.signed_off_at)}"
+            f"signed off by {public_name(change.signed_off_by)} at {_when(change.signed_off_at)}"
             + (f": {change.sign_off_reason}" if change.sign_off_reason else "")
         )
     parts.append(f"ran at {_when(now)}")
@@ -234,6 +210,7 @@ def _provenance(change: ScheduledChange, *, now: datetime) -> str:
 def _perform(change: ScheduledChange, *, now: datetime) -> str:
     """Make the change through the service of the immediate action; say what it did."""
     actor = change.created_by
+    signed_off_by = change.signed_off_by
     reason = f"{change.reason} ({_provenance(change, now=now)})"
     publication = change.publication
     if change.action in PUBLICATION_ACTIONS:
@@ -244,7 +221,11 @@ def _perform(change: ScheduledChange, *, now: datetime) -> str:
             )
         elif change.action == ScheduledAction.RESUME:
             event = rollouts.publication_resume(
-                publication=publication, actor=actor, reason=reason, now=now
+                publication=publication,
+                actor=actor,
+                reason=reason,
+                now=now,
+                signed_off_by=signed_off_by,
             )
         elif change.action == ScheduledAction.SET:
             assert change.percentage is not None
@@ -254,10 +235,15 @@ def _perform(change: ScheduledChange, *, now: datetime) -> str:
                 actor=actor,
                 reason=reason,
                 now=now,
+                signed_off_by=signed_off_by,
             )
         else:
             event = rollouts.publication_release(
-                publication=publication, actor=actor, reason=reason, now=now
+                publication=publication,
+                actor=actor,
+                reason=reason,
+                now=now,
+                signed_off_by=signed_off_by,
             )
         return f"{event.get_kind_display()}: {event.percentage_change}, {event.state_change}"
     if change.action in RELEASE_ACTIONS:
@@ -276,13 +262,64 @@ def _perform(change: ScheduledChange, *, now: datetime) -> str:
         actor=actor,
         reason=reason,
         now=now,
+        signed_off_by=signed_off_by,
         **_policy_from_json(change.policy),
     )
     return f"{change.target_label} set"
 
 
+def lost_rights(user: User | None) -> str:
+    """Why this person's decision no longer counts, or "" while they may change phasing."""
+    if user is None:
+        return ""
+    if not user.is_active:
+        return "account deactivated"
+    if not can_change_phasing(user):
+        return "no longer an archive admin"
+    return ""
+
+
+def _touched(change: ScheduledChange) -> QuerySet[Publication]:
+    """The updates a change was about: its own, its release's, or its policy's scope."""
+    if change.publication_id is not None:
+        return Publication.objects.filter(pk=change.publication_id)
+    if change.source_package_id is not None:
+        return Publication.objects.filter(source_package_id=change.source_package_id)
+    if change.release_id is not None:
+        return Publication.objects.filter(release_id=change.release_id)
+    return Publication.objects.all()
+
+
+def _cancel_for_lost_rights(change: ScheduledChange, why: str, *, now: datetime) -> None:
+    """Its author may no longer change phasing: it never runs, and the updates it was
+    about say so in their history."""
+    reason = f"{change.what} {change.target_label} cancelled: its author's {why}"
+    with transaction.atomic():
+        ScheduledChange.objects.filter(pk=change.pk, state=ScheduledState.PENDING).update(
+            state=ScheduledState.CANCELLED, cancelled_at=now, cancel_reason=reason
+        )
+        publications_note(
+            _touched(change), kind=EventKind.SCHEDULED_CANCELLED, reason=reason, actor=None, now=now
+        )
+    change.state, change.cancelled_at, change.cancel_reason = (
+        ScheduledState.CANCELLED,
+        now,
+        reason,
+    )
+    log.warning("scheduled change %s: %s", change.pk, reason)
+
+
 def _run_locked(change: ScheduledChange, *, now: datetime) -> bool:
-    """Run one locked pending change: False when it still waits for a sign-off."""
+    """Run one locked pending change: False when it still waits for a sign-off. A change
+    whose author lost the right to change phasing is cancelled; a sign-off by someone who
+    lost it no longer counts, and the change waits for another admin's."""
+    why = lost_rights(change.created_by)
+    if why:
+        _cancel_for_lost_rights(change, why, now=now)
+        return True
+    if change.signed_off_by_id is not None and lost_rights(change.signed_off_by):
+        ScheduledChange.objects.filter(pk=change.pk).update(signed_off_by=None, signed_off_at=None)
+        change.signed_off_by, change.signed_off_at = None, None
     publication = (
         Publication.objects.select_related("release", "source_package").get(
             pk=change.publication_id
@@ -291,9 +328,7 @@ def _run_locked(change: ScheduledChange, *, now: datetime) -> bool:
         else None
     )
     change.publication = publication
-    needs = sign_off_needed(
-        action=change.action, publication=publication, percentage=change.percentage
-    )
+    needs = sign_off_required(change)
     if needs and change.signed_off_by_id is None:
         # Written only when it changes: a write raises the pages' data version.
         if change.outcome != AWAITING_SIGN_OFF:

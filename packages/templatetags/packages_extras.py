@@ -12,9 +12,11 @@ from django.utils.safestring import SafeString, mark_safe
 from packages import links
 from packages.domain import charts
 from packages.models import PhasingEvent, WriteBack
+from packages.public_names import public_name
 from packages.selectors import ChartSeries, chart_end, chart_points
 
 register = template.Library()
+register.filter("public_name", public_name)
 
 
 @register.simple_tag

@@ -8,6 +8,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 
 from overview.controller import tick as controller
+from packages.terminal import terminal_safe
 
 
 def aware(value: str) -> datetime:
@@ -46,7 +47,8 @@ class Command(BaseCommand):
                 "advance": self.style.SUCCESS,
                 "complete": self.style.SUCCESS,
             }
-            self.stdout.write(style.get(decision.action, str)(str(decision)))
+            # Reasons are people's words: no control character reaches the terminal.
+            self.stdout.write(style.get(decision.action, str)(terminal_safe(str(decision))))
         summary = (
             ", ".join(f"{n} {action}" for action, n in sorted(counts.items()))
             or "nothing in phasing"

@@ -18,7 +18,10 @@ every rename is atomic):
 
 A failure in step 3 puts the old files back at once; a writer that died there leaves the
 journal, and the next reader or writer of the suite (``suite_recover``, under the suite
-lock) puts the old files back the same way. Nothing here imports Django.
+lock) puts the old files back the same way. A writer that died in step 4, after every
+rename, left a suite that is all new already: the recovery rolls it forward (removes what
+is left of the backups) and never puts an old file back over a new one. Nothing here
+imports Django.
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ import os
 import secrets
 from collections.abc import Mapping
 from pathlib import Path
+
+from packages.sources.apt import names as apt_names
 
 JOURNAL = ".phasing-commit"
 
@@ -63,9 +68,10 @@ def _stage(target: Path, data: bytes, token: str) -> Path:
 def suite_commit(suite_dir: Path, files: Mapping[str, bytes]) -> None:
     """Replace ``files`` (paths relative to the suite, in the order given: the Release
     files last) so that the suite is all old or all new whatever happens."""
-    suite_dir = Path(suite_dir)
+    suite_dir = Path(suite_dir).resolve()
     token = secrets.token_hex(6)
-    targets = [suite_dir / relative for relative in files]
+    # Every target stays under the suite, whatever names reached here.
+    targets = [apt_names.inside(suite_dir, relative) for relative in files]
     staged: list[tuple[Path, Path]] = []
     try:
         for target, data in zip(targets, files.values(), strict=True):
@@ -101,12 +107,14 @@ def suite_commit(suite_dir: Path, files: Mapping[str, bytes]) -> None:
 
 
 def suite_recover(suite_dir: Path) -> bool:
-    """Undo a commit that did not finish, if one left its journal; True when it did.
+    """Finish a commit that did not, if one left its journal; True when it did.
 
-    Every target whose old content was kept gets it back; a target the commit was
-    creating is removed; staged files are deleted. The suite is then as before the commit.
+    After every rename (no staged file left) it rolls forward: the suite is all new, and
+    only the backups go. Before, it rolls back: every target whose old content was kept
+    gets it back, a target the commit was creating is removed, staged files are deleted,
+    and the suite is as before the commit.
     """
-    suite_dir = Path(suite_dir)
+    suite_dir = Path(suite_dir).resolve()
     journal = suite_dir / JOURNAL
     try:
         record = json.loads(journal.read_text(encoding="utf-8"))
@@ -117,8 +125,18 @@ def suite_recover(suite_dir: Path) -> bool:
         journal.unlink()
         return True
     token = record["token"]
+    targets = [apt_names.inside(suite_dir, entry["path"]) for entry in record["files"]]
+    if not any(_aside(target, token, "new").exists() for target in targets):
+        # Every rename was done (step 4): the suite is all new. Roll forward.
+        for target in targets:
+            with contextlib.suppress(FileNotFoundError):
+                _aside(target, token, "old").unlink()
+        journal.unlink()
+        _fsync_dir(suite_dir)
+        return True
     for entry in record["files"]:
-        target = suite_dir / entry["path"]
+        # A journal is ours, but a path in it never leads out of the suite.
+        target = apt_names.inside(suite_dir, entry["path"])
         backup = _aside(target, token, "old")
         if backup.exists() and target.exists() and os.path.samefile(backup, target):
             backup.unlink()  # never replaced: the target is still the old file

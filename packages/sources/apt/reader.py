@@ -21,6 +21,7 @@ from typing import Literal, overload
 import requests
 from debian import deb822
 
+from packages.sources.apt import names as apt_names
 from packages.sources.apt.writer import PACKAGES_VARIANTS, RELEASE_HASHES, decompress
 from packages.sources.base import SourceError
 
@@ -97,14 +98,27 @@ class Suite:
 
     @property
     def index_dirs(self) -> list[tuple[str, str]]:
-        """(component, architecture) pairs, in the Release's component order."""
-        components = self.release.get("Components", "").split()
-        architectures = self.release.get("Architectures", "").split()
+        """(component, architecture) pairs, in the Release's component order; a name that
+        Debian's rules do not allow refuses the suite (packages.sources.apt.names)."""
+        where = f"dists/{self.name}/Release"
+        components = [
+            apt_names.component_name(c, where=where)
+            for c in self.release.get("Components", "").split()
+        ]
+        architectures = [
+            apt_names.architecture_name(a, where=where)
+            for a in self.release.get("Architectures", "").split()
+        ]
         pairs = [(c, a) for c in components for a in architectures]
         for name in self.listed:
             match = _INDEX_RE.match(name)
             if match and (match["component"], match["arch"]) not in pairs:
-                pairs.append((match["component"], match["arch"]))
+                pairs.append(
+                    (
+                        apt_names.component_name(match["component"], where=where),
+                        apt_names.architecture_name(match["arch"], where=where),
+                    )
+                )
         return pairs
 
     @property
@@ -178,7 +192,7 @@ class AptArchiveReader:
     def _read(self, relative: str, *, required: bool = True) -> bytes | None:
         """A file under the archive root; None when absent and not ``required``."""
         if self._root is not None:
-            path = self._root / relative
+            path = apt_names.inside(self._root, relative)
             try:
                 return path.read_bytes()
             except FileNotFoundError:
@@ -201,7 +215,7 @@ class AptArchiveReader:
         return response.content
 
     def _suite_name(self, codename: str) -> str:
-        return self.suites.get(codename, f"{codename}-updates")
+        return apt_names.suite_name(self.suites.get(codename, f"{codename}-updates"))
 
     @overload
     def _load_suite(self, suite: str, *, required: Literal[True] = True) -> Suite: ...
@@ -210,6 +224,7 @@ class AptArchiveReader:
     def _load_suite(self, suite: str, *, required: bool) -> Suite | None: ...
 
     def _load_suite(self, suite: str, *, required: bool = True) -> Suite | None:
+        apt_names.suite_name(suite)
         data = self._read(f"dists/{suite}/Release", required=required)
         if data is None:
             return None
@@ -217,7 +232,10 @@ class AptArchiveReader:
             release = deb822.Release(data.decode("utf-8"))
         except (UnicodeDecodeError, ValueError) as exc:
             raise SourceError(f"dists/{suite}/Release is not a readable Release file") from exc
-        return Suite(name=suite, release=release, listed=listed_files(release))
+        listed = listed_files(release)
+        for name in listed:
+            apt_names.listed_name(name, where=f"dists/{suite}/Release")
+        return Suite(name=suite, release=release, listed=listed)
 
     def _read_index(self, suite: Suite, component: str, arch: str) -> tuple[str, bytes] | None:
         """The best available Packages index of one component and architecture.
@@ -227,10 +245,26 @@ class AptArchiveReader:
         """
         index_dir = f"{component}/binary-{arch}"
         variants = [v for v in PACKAGES_VARIANTS if f"{index_dir}/{v}" in suite.listed]
+        by_hash = suite.release.get("Acquire-By-Hash", "").strip().lower() == "yes"
         for variant in variants or PACKAGES_VARIANTS:
             relative = f"{index_dir}/{variant}"
             name = f"dists/{suite.name}/{relative}"
-            data = self._read(name, required=False)
+            data = None
+            listed_here = suite.listed.get(relative)
+            if by_hash and listed_here is not None:
+                # As apt does: the content this Release vouches for, by its hash, which a
+                # writer replacing the index by name does not touch.
+                field_name = next(
+                    (f for f in reversed(HASH_FIELDS) if f in listed_here.hashes), None
+                )
+                if field_name is not None:
+                    digest = listed_here.hashes[field_name]
+                    data = self._read(
+                        f"dists/{suite.name}/{index_dir}/by-hash/{field_name}/{digest}",
+                        required=False,
+                    )
+            if data is None:
+                data = self._read(name, required=False)
             if data is None:
                 continue
             listed = suite.listed.get(relative)

@@ -22,6 +22,7 @@ from pathlib import Path
 from debian import deb822
 from debian.debian_support import Version
 
+from packages.sources.apt import names as apt_names
 from packages.sources.apt.commit import suite_commit, suite_recover
 from packages.sources.apt.reader import (
     HASH_FIELDS,
@@ -54,7 +55,7 @@ class AptArchiveRewriter(AptArchiveReader):
         """Undo a write of this suite that stopped half-way, if one did (local only)."""
         if self._root is None:
             return
-        suite_dir = self._root / "dists" / suite_name
+        suite_dir = apt_names.inside(self._root, f"dists/{apt_names.suite_name(suite_name)}")
         if not (suite_dir / ".phasing-commit").exists():
             return
         try:
@@ -93,9 +94,13 @@ class AptArchiveRewriter(AptArchiveReader):
             Version(version)
         except ValueError:
             return WriteResult("failed", f"{version!r} is not a Debian version")
-        suite_name = self._suite_name(release)
         assert self._root is not None  # can_write: a local archive
-        suite_dir = self._root / "dists" / suite_name
+        try:
+            suite_name = self._suite_name(release)
+            suite_dir = apt_names.inside(self._root, f"dists/{suite_name}")
+        except SourceError as exc:
+            log.error("apt archive: refused to write %s: %s", release, exc)
+            return WriteResult("failed", str(exc))
         if not (suite_dir / "Release").is_file():
             return WriteResult("failed", f"{suite_dir}/Release does not exist")
         if not os.access(suite_dir, os.W_OK | os.X_OK):
@@ -113,6 +118,8 @@ class AptArchiveRewriter(AptArchiveReader):
                     log.warning("apt archive: undid an interrupted write of %s", suite_dir)
                 return self._rewrite(suite_name, suite_dir, source_package, version, percentage)
         except SourceError as exc:
+            # A hostile or torn suite: named in the write-back's failure, and in the log.
+            log.error("apt archive: writing %s failed: %s", suite_name, exc)
             return WriteResult("failed", str(exc))
         except SigningError as exc:
             return WriteResult("failed", f"signing failed, nothing written: {exc}")
@@ -168,7 +175,10 @@ class AptArchiveRewriter(AptArchiveReader):
 
         # SHA512 stays only where the archive already lists it; apt trusts the strongest.
         hash_fields = [f for f in HASH_FIELDS if f in suite.release or f in WRITTEN_HASHES]
-        by_hash = suite.release.get("Acquire-By-Hash", "").strip().lower() == "yes"
+        # Published with Acquire-By-Hash, as Debian's archive tools do: a reader that
+        # fetched the Release just before this write still finds the indexes it lists,
+        # by their hashes, while their names are being replaced.
+        by_hash_before = suite.release.get("Acquire-By-Hash", "").strip().lower() == "yes"
 
         new_files: dict[str, bytes] = {}
         for index_dir, content in rewritten.items():
@@ -180,10 +190,15 @@ class AptArchiveRewriter(AptArchiveReader):
             if self.gpg_key
             else {}
         )
-        if by_hash:
-            # Content-addressed copies: new names, so writing them first changes nothing.
-            for relative, data in new_files.items():
-                write_by_hash((suite_dir / relative).parent, data, hash_fields)
+        # Content-addressed copies: new names, so writing them first changes nothing. The
+        # first time, the unchanged indexes get theirs too, so the Release's promise holds.
+        for relative, data in new_files.items():
+            write_by_hash((suite_dir / relative).parent, data, hash_fields)
+        if not by_hash_before:
+            for relative in suite.listed:
+                path = apt_names.inside(suite_dir, relative)
+                if relative not in new_files and path.is_file():
+                    write_by_hash(path.parent, path.read_bytes(), hash_fields)
         suite_commit(suite_dir, {**new_files, "Release": release_bytes, **signatures})
         shown = "100% (field removed)" if percentage == 100 else f"{percentage}%"
         return WriteResult(
@@ -206,16 +221,19 @@ class AptArchiveRewriter(AptArchiveReader):
                 old_until = parse_release_date(value)
                 if old_until is not None:
                     value = format_release_date(now + (old_until - old_date))
+            if name == "Acquire-By-Hash":
+                continue
             fields.append((name, value))
         if "Date" not in suite.release:
             fields.append(("Date", format_release_date(now)))
+        fields.append(("Acquire-By-Hash", "yes"))
 
         names = list(suite.listed) + sorted(n for n in new_files if n not in suite.listed)
         entries: dict[str, tuple[int, dict[str, str]]] = {}
         for name in names:
             data = new_files.get(name)
             if data is None:
-                path = suite_dir / name
+                path = apt_names.inside(suite_dir, name)
                 if path.is_file():
                     data = path.read_bytes()
             if data is not None:

@@ -112,3 +112,16 @@ def test_the_fleet_endpoint_is_in_the_openapi_schema_with_its_limit(anonymous):
 
     operation = schema["paths"]["/api/v1/machines/"]["post"]
     assert "200" in operation["summary"] and "APT::Machine-ID" in operation["description"]
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_a_fleet_body_over_the_upload_limit_is_refused_with_413_not_a_server_error(
+    anonymous, settings, debug
+):
+    settings.DEBUG = debug
+    body = {"machine_ids": ["0" * 32] * 100_000}  # about 3.5 MB of JSON
+
+    response = post(anonymous, body)
+
+    assert response.status_code == 413
+    assert response.json() == {"detail": "the request body is larger than 2.5 MB"}

@@ -51,7 +51,7 @@ def test_pending_changes_come_soonest_first_with_who_when_and_why(anonymous, pub
         "run_at": "2026-12-03T13:00:00Z",
         "reason": "hold over the weekend",
         "state": "pending",
-        "scheduled_by": "scheduler",
+        "scheduled_by": "an archive admin",
         "created_at": "2026-12-03T12:00:00Z",
         "sign_off_needed": False,
         "signed_off_by": None,
@@ -88,7 +88,7 @@ def test_finished_changes_say_what_became_of_them(anonymous, publication):
     cancelled = anonymous.get(f"{URL}?state=cancelled").json()["results"]
 
     assert [c["outcome"] for c in failed] == ["cannot pause tool: it is complete"]
-    assert [(c["cancelled_by"], c["cancel_reason"]) for c in cancelled] == [("bob", "bug fixed")]
+    assert [(c["cancelled_by"], c["cancel_reason"]) for c in cancelled] == [("an archive admin", "bug fixed")]
     assert anonymous.get(f"{URL}?state=nonsense").status_code == 400
     assert anonymous.get(f"{URL}?page=9").status_code == 404
 

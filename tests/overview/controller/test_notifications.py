@@ -7,6 +7,7 @@ between sending and marking, two senders at once.
 from __future__ import annotations
 
 import hashlib
+import smtplib
 from datetime import timedelta
 
 import pytest
@@ -215,3 +216,22 @@ def test_the_email_names_each_bucket_with_its_error_tracker_page(notification):
     assert f"crash, new in this version: {bucket}" in email.body
     assert f"/problems/{bucket.pk}/" in email.body  # our page, then the tracker's
     assert f"https://errors.ubuntu.com/problem/{digest}" in email.body
+
+
+def test_a_failed_email_tells_visitors_that_emails_fail_but_never_to_whom(
+    notification, monkeypatch, anonymous
+):
+    notification.person.name = "Sig Ner"
+    notification.person.save()
+
+    def refused(self, *args, **kwargs):
+        raise smtplib.SMTPRecipientsRefused({"signer@example.org": (550, b"no such user")})
+
+    monkeypatch.setattr(EmailMessage, "send", refused)
+    notification_send(notification_id=notification.pk, now=NOW)
+
+    page = anonymous.get("/").content.decode()
+    assert "sending email" in page
+    assert "signer@example.org" not in page and "Sig Ner" not in page
+    notification.refresh_from_db()
+    assert "signer@example.org" in notification.error  # kept for the admins, on the row

@@ -87,6 +87,10 @@ def test_malformed_reports_are_logged_and_skipped(caplog):
         {"reported_at": T0.replace(year=9999)},
         {"external_id": "r2" + "x" * 99},
         {"architecture": "amd64" * 5},
+        # A lone surrogate: Python's JSON accepts it, no database driver can send it.
+        {"stack_trace": "#0 crash\ud800 ()"},
+        {"signature": "/usr/bin/apport:\ud800"},
+        {"environment": {"CMDLINE": "tool\udfff"}},
     ],
     ids=lambda poison: next(iter(poison)),
 )
@@ -118,6 +122,21 @@ def test_a_record_the_database_refuses_is_skipped_alone_even_if_no_check_foresaw
     assert (summary.inserted, summary.skipped) == (2, 1)
     assert "the database refused it" in caplog.text
     assert CrashCounter.objects.get().count == 2
+
+
+def test_a_record_the_driver_cannot_encode_is_skipped_alone_even_if_no_check_foresaw_it(
+    monkeypatch, caplog
+):
+    from overview.evidence import ingest
+
+    publications_sync(ListSource([record()]), now=T0)
+    monkeypatch.setattr(ingest, "_valid", lambda record, releases, now: "")  # no checks at all
+    batch = [crash(n) for n in range(1, 30)] + [crash(30, stack_trace="#0 \ud800 ()")]
+
+    summary = crash_reports_ingest(batch)
+
+    assert (summary.inserted, summary.skipped) == (29, 1)
+    assert "skipped crash report 'r30'" in caplog.text
 
 
 def test_a_link_from_the_feed_that_is_not_http_is_dropped_and_the_report_kept():

@@ -62,3 +62,23 @@ def test_a_dry_run_lists_updates_by_release_then_package(capsys, monkeypatch, cr
         ["noble", "bash"],
         ["noble", "zsh"],
     ]
+
+
+def test_a_reason_with_line_breaks_and_terminal_escapes_is_printed_escaped(
+    capsys, monkeypatch, crashes
+):
+    paused = PublicationFactory(last_increase_at=T0)
+    publication_pause(
+        publication=paused,
+        actor=UserFactory(username="ana"),
+        reason="asking\x1b[2J upstream\r\nnoble bash 1.0: advance 10→100",
+        now=T0,
+    )
+    monkeypatch.setattr("overview.controller.tick.configured_crash_source", lambda: crashes)
+
+    call_command("phasing_tick", "--now", (T0 + 6 * HOURS).isoformat(), "--dry-run")
+
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\r" not in out
+    assert len(out.splitlines()) == 2  # the paused update and the summary: no forged line
+    assert "asking\\x1b[2J upstream\\r\\nnoble bash 1.0: advance 10→100" in out

@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from django.contrib.auth.models import Permission
 from django.test import Client, override_settings
 
 from overview.models import Notification, ProblemKind
@@ -80,20 +81,50 @@ def test_healthz_answers_503_naming_the_broker_when_it_is_down(anonymous, settin
     assert response.status_code == 503
     body = response.content.decode()
     assert "broker: unreachable" in body and "database: ok" in body
+    assert "127.0.0.1" not in body and "Error" not in body  # what is down, not the exception
+
+
+def test_healthz_says_the_database_is_down_without_its_error_text(anonymous, monkeypatch):
+    from django.db import OperationalError
+    from django.db.backends.postgresql.base import DatabaseWrapper
+
+    def refused(self, *args, **kwargs):
+        raise OperationalError('connection to server at "db.internal" (10.0.0.5) failed')
+
+    monkeypatch.setattr(DatabaseWrapper, "cursor", refused)
+
+    response = anonymous.get("/healthz")
+
+    body = response.content.decode()
+    assert response.status_code == 503
+    assert "database: unreachable" in body
+    assert "db.internal" not in body and "OperationalError" not in body
 
 
 @override_settings(PHASING_METRICS_TOKEN=TOKEN)
-def test_metrics_are_for_the_scraper_s_token_and_staff_only(anonymous, member, archive_admin):
+def test_metrics_are_for_the_scraper_s_token_and_the_metrics_permission_only(
+    anonymous, member, archive_admin, admin_client_superuser
+):
     assert anonymous.get("/metrics").status_code == 403
     assert member.get("/metrics").status_code == 403
     assert anonymous.get("/metrics", HTTP_AUTHORIZATION="Bearer wrong").status_code == 403
     assert anonymous.get("/metrics", HTTP_AUTHORIZATION=f"Bearer {TOKEN}").status_code == 200
+    assert admin_client_superuser.get("/metrics").status_code == 200
+
+
+def test_being_staff_is_not_enough_to_read_the_metrics(archive_admin, archive_admin_user):
+    assert archive_admin_user.is_staff
+    assert archive_admin.get("/metrics").status_code == 403
+
+    archive_admin_user.user_permissions.add(
+        Permission.objects.get(content_type__app_label="overview", codename="view_metrics")
+    )
     assert archive_admin.get("/metrics").status_code == 200
 
 
-def test_without_a_token_only_staff_read_the_metrics(anonymous, archive_admin):
+def test_without_a_token_only_the_permission_reads_the_metrics(anonymous, admin_client_superuser):
     assert anonymous.get("/metrics", HTTP_AUTHORIZATION="Bearer ").status_code == 403
-    assert archive_admin.get("/metrics").status_code == 200
+    assert admin_client_superuser.get("/metrics").status_code == 200
 
 
 @override_settings(PHASING_METRICS_TOKEN=TOKEN)

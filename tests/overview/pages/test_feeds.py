@@ -148,7 +148,7 @@ def test_freezing_a_release_is_one_entry_not_one_per_update(anonymous):
     entries = _entries(anonymous.get("/feeds/changes/"))
 
     assert [e["title"] for e in entries] == ["noble: release frozen, 20 updates in phasing"]
-    assert entries[0]["summary"] == "Release frozen by ana: point release"
+    assert entries[0]["summary"] == "Release frozen by an archive admin: point release"
     assert entries[0]["link"].endswith("/?release=noble")
     assert not any(
         "20% → 20%" in e["title"] or ": release frozen, 20%" in e["title"] for e in entries
@@ -181,3 +181,20 @@ def test_a_feed_of_one_source_package(anonymous, events):
 def test_a_bad_package_or_release_is_a_4xx_never_a_500(anonymous, events, query):
     for feed in ("changes", "halts"):
         assert 400 <= anonymous.get(f"/feeds/{feed}/?{query}").status_code < 500
+
+
+def test_a_reason_with_markup_goes_out_as_text_that_no_feed_reader_renders(anonymous):
+    PhasingEventFactory(
+        publication=PublicationFactory(),
+        kind=EventKind.HALTED,
+        reason='<img src=x onerror="alert(1)">',
+        created_at=NOW,
+    )
+
+    response = anonymous.get("/feeds/changes/")
+
+    root = ElementTree.fromstring(response.content)
+    [summary] = root.findall(f"{ATOM}entry/{ATOM}summary")
+    assert summary.get("type") == "text"
+    assert '<img src=x onerror="alert(1)">' in summary.text
+    assert b"<img" not in response.content

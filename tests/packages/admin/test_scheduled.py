@@ -207,8 +207,8 @@ def test_releasing_waits_for_a_second_admin_who_signs_it_off(
     )
     event = PhasingEvent.objects.get(kind=EventKind.RELEASED)
     assert event.actor == archive_admin_user
-    assert "requested by archiveadmin" in event.reason
-    assert "signed off by secondadmin" in event.reason
+    assert "requested by an archive admin" in event.reason
+    assert "signed off by an archive admin" in event.reason
     change.refresh_from_db()
     assert (change.state, change.signed_off_by) == (ScheduledState.DONE, second_admin_user)
 

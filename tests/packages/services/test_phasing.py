@@ -66,7 +66,7 @@ def test_each_change_writes_exactly_one_event(admin, django_capture_on_commit_ca
         (EventKind.PAUSED, 40, 40, "phasing", "paused"),
         (EventKind.RESUMED, 40, 40, "paused", "phasing"),
     ]
-    assert [e.actor_name for e in events] == ["controller", "archive-admin", "archive-admin"]
+    assert [e.actor_name for e in events] == ["controller", "an archive admin", "an archive admin"]
 
 
 def test_a_percentage_change_is_queued_for_write_back_and_a_pause_is_not(admin):

@@ -22,6 +22,7 @@ from packages.models import (
     ScheduledChange,
     ScheduledState,
 )
+from packages.roles import ARCHIVE_ADMINS
 from packages.services.scheduled import (
     AWAITING_SIGN_OFF,
     scheduled_change_cancel,
@@ -30,6 +31,7 @@ from packages.services.scheduled import (
     scheduled_changes_run_due,
 )
 from packages.tasks import run_scheduled_changes
+from tests.conftest import group_named
 from tests.factories import NOW, PublicationFactory, UserFactory
 
 pytestmark = [pytest.mark.django_db, pytest.mark.embedded]
@@ -37,14 +39,19 @@ pytestmark = [pytest.mark.django_db, pytest.mark.embedded]
 LATER = NOW + timedelta(hours=2)
 
 
+def _archive_admin(user):
+    user.groups.add(group_named(ARCHIVE_ADMINS))
+    return user
+
+
 @pytest.fixture
 def alice(db):
-    return UserFactory(username="alice")
+    return _archive_admin(UserFactory(username="alice", first_name="Alice", last_name="Ames"))
 
 
 @pytest.fixture
 def bob(db):
-    return UserFactory(username="bob")
+    return _archive_admin(UserFactory(username="bob", first_name="Bob", last_name="Berg"))
 
 
 def _schedule(alice, **kwargs):
@@ -78,7 +85,7 @@ def test_a_scheduled_change_of_an_update_runs_once_at_its_time_through_the_servi
     assert event.actor == alice
     assert event.created_at == LATER
     assert event.reason == (
-        "weekend (scheduled by alice at 2026-12-03 12:00 UTC for 2026-12-03 14:00 UTC, "
+        "weekend (scheduled by Alice Ames at 2026-12-03 12:00 UTC for 2026-12-03 14:00 UTC, "
         "ran at 2026-12-03 14:00 UTC)"
     )
     change.refresh_from_db()
@@ -114,7 +121,7 @@ def test_a_scheduled_freeze_and_unfreeze_of_a_release(alice):
     release.refresh_from_db()
     assert release.frozen
     assert release.frozen_by == alice
-    assert release.frozen_reason.startswith("weekend (scheduled by alice")
+    assert release.frozen_reason.startswith("weekend (scheduled by Alice Ames")
 
     scheduled_changes_run_due(now=LATER + timedelta(hours=1))
     release.refresh_from_db()
@@ -146,7 +153,7 @@ def test_a_scheduled_policy_change_sets_the_policy_with_its_durations(alice):
         timedelta(hours=12),
         [1, 5, 50, 100],
     )
-    assert "scheduled by alice" in LogEntry.objects.get().change_message
+    assert "scheduled by Alice Ames" in LogEntry.objects.get().change_message
     assert PhasingEvent.objects.get(publication=publication).kind == EventKind.POLICY
 
 
@@ -265,8 +272,8 @@ def test_expediting_to_100_waits_for_a_second_admin_who_applies_it(alice, bob):
     event = PhasingEvent.objects.get(publication=publication, kind=EventKind.SET)
     assert event.actor == alice
     assert event.reason == (
-        "urgent fix (requested by alice at 2026-12-03 12:00 UTC, "
-        "signed off by bob at 2026-12-03 13:00 UTC, ran at 2026-12-03 13:00 UTC)"
+        "urgent fix (requested by Alice Ames at 2026-12-03 12:00 UTC, "
+        "signed off by Bob Berg at 2026-12-03 13:00 UTC, ran at 2026-12-03 13:00 UTC)"
     )
     change.refresh_from_db()
     assert (change.state, change.signed_off_by) == (ScheduledState.DONE, bob)
@@ -296,7 +303,7 @@ def test_resuming_an_update_the_controller_halted_needs_a_sign_off_but_a_pull_do
     scheduled_change_sign_off(change=waiting, actor=bob, now=LATER)
     halted.refresh_from_db()
     assert halted.state == PhasingState.PHASING
-    assert "signed off by bob" in PhasingEvent.objects.get(publication=halted).reason
+    assert "signed off by Bob Berg" in PhasingEvent.objects.get(publication=halted).reason
 
 
 def test_the_actions_refuse_targets_that_do_not_fit(alice):

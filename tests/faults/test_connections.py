@@ -1,0 +1,78 @@
+"""A database or broker that refuses or hangs: pages answer 503 within seconds, and a
+committed admin change answers as committed even when its write-back cannot be queued."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from django.db import OperationalError, connection
+
+from packages.models import PhasingEvent, WriteBack
+from tests.faults.tcp_proxy import HANG, REFUSE
+from tests.packages.admin.admin_actions import apply_action
+
+
+def _through(proxy) -> dict:
+    return {**connection.settings_dict, "HOST": "127.0.0.1", "PORT": str(proxy.port)}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("mode", [REFUSE, HANG])
+def test_a_database_that_refuses_or_hangs_is_given_up_within_the_connect_timeout(
+    database_proxy, mode, settings
+):
+    from django.db.backends.postgresql.base import DatabaseWrapper
+
+    database_proxy.mode = mode
+    wrapper = DatabaseWrapper(_through(database_proxy), alias="faulty")
+    limit = settings.DATABASES["default"]["OPTIONS"]["connect_timeout"]
+
+    started = time.monotonic()
+    with pytest.raises(OperationalError):
+        wrapper.ensure_connection()
+
+    assert time.monotonic() - started < limit + 2
+    assert "statement_timeout" in settings.DATABASES["default"]["OPTIONS"]["options"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_pages_answer_503_within_seconds_while_the_database_hangs(database_proxy, anonymous):
+    anonymous.raise_request_exception = False
+    original = connection.settings_dict
+    database_proxy.mode = HANG
+    connection.close()
+    connection.settings_dict = _through(database_proxy)
+    try:
+        started = time.monotonic()
+        page = anonymous.get("/")
+        api = anonymous.get("/api/v1/publications/")
+        elapsed = time.monotonic() - started
+    finally:
+        connection.close()
+        connection.settings_dict = original
+
+    assert (page.status_code, api.status_code) == (503, 503)
+    assert api.json()["detail"]
+    assert elapsed < 2 * (original["OPTIONS"]["connect_timeout"] + 2)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_committed_change_answers_as_committed_while_the_broker_hangs(
+    broker_proxy, archive_admin, publication
+):
+    broker_proxy.mode = HANG
+
+    started = time.monotonic()
+    response = apply_action(
+        archive_admin, "set_percentage", [publication], percentage=40, reason="faster"
+    )
+    elapsed = time.monotonic() - started
+
+    assert response.status_code == 200
+    assert elapsed < 15
+    publication.refresh_from_db()
+    assert publication.phased_update_percentage == 40
+    # One event, its write-back left pending for the reconcile: nothing lost or doubled.
+    [event] = PhasingEvent.objects.filter(publication=publication)
+    assert event.write_back == WriteBack.PENDING
