@@ -10,6 +10,7 @@ from celery import Task, shared_task
 from django.utils import timezone
 
 from overview import controller
+from overview.evidence.retention import crash_partitions_maintain
 from overview.services.notifications import notification_send, notifications_send_pending
 from overview.services.runs import periodic_run_recorded
 from overview.services.sources_sync import sources_sync
@@ -69,3 +70,10 @@ def send_notification(self: Task, notification_id: int) -> str:
 def reconcile() -> dict:
     """Finish what a commit left behind: write-backs and emails that no task took."""
     return {"write_back": percentages_reconcile(), "emails": notifications_send_pending()}
+
+
+@shared_task(name="overview.tasks.crash_partitions", time_limit=600, soft_time_limit=540)
+def crash_partitions() -> dict:
+    """Create the coming days' crash report partitions; purge those past retention."""
+    done = crash_partitions_maintain()
+    return {"created": len(done.created), "dropped": len(done.dropped), "deleted": done.deleted}

@@ -3,6 +3,7 @@ overrides, emails (evidence), what the judges read and concluded (judging), and 
 last run of each periodic job (operations)."""
 
 from overview.models.evidence import (
+    BucketSystem,
     BucketVersionStat,
     CrashCounter,
     CrashReport,
@@ -20,6 +21,7 @@ from overview.models.operations import PeriodicRun
 
 __all__ = [
     "Assessment",
+    "BucketSystem",
     "BucketVersionStat",
     "CrashCounter",
     "CrashReport",
