@@ -17,6 +17,7 @@ from overview.models import (
     CrashReport,
     HourlyCrashCount,
 )
+from overview.selectors import bucket_report_totals
 from overview.services.ingest import crash_reports_ingest
 from packages.services.sync import publications_sync
 from tests.overview.services.test_ingest import crash
@@ -135,3 +136,25 @@ def test_a_report_older_than_the_retention_is_logged_and_skipped_and_the_batch_k
     )
     assert (summary.inserted, summary.skipped) == (1, 1)
     assert "older than the crash reports kept" in caplog.text
+
+
+def test_the_problem_page_shows_the_same_figures_after_the_purge(archive, settings, client):
+    settings.PHASING_CRASH_REPORT_RETENTION_DAYS = 120
+    crash_reports_ingest(
+        [crash(n, reported_at=days_ago(100)) for n in range(4)]
+        + [crash(9, reported_at=days_ago(1))],
+        now=NOW,
+    )
+    bucket = CrashReport.objects.first().bucket
+    before = bucket_report_totals(bucket)
+    page = client.get(f"/problems/{bucket.pk}/").content.decode()
+    settings.PHASING_CRASH_REPORT_RETENTION_DAYS = 90
+
+    crash_partitions_maintain(now=NOW)
+
+    assert CrashReport.objects.count() == 1
+    assert before == bucket_report_totals(bucket)
+    assert (before["reports"], before["systems"]) == (5, 3)
+    assert "5 from 3 systems" in " ".join(page.split())
+    after = client.get(f"/problems/{bucket.pk}/").content.decode()
+    assert "5 from 3 systems" in " ".join(after.split())
