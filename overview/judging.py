@@ -19,6 +19,7 @@ from django.conf import settings
 
 from overview import exposure, sequential
 from overview import judging_reads as reads
+from overview.judges import reuse
 from overview.services.judging_counts import hour_of
 from packages.models import Publication
 
@@ -99,8 +100,34 @@ def publications_judge(
     beliefs = {release: exposure.pooled(found, default) for release, found in by_release.items()}
 
     test = test_settings()
-    judgements = {}
+    keys = {
+        p.pk: reuse.input_key(
+            p.pk,
+            version_keys=(
+                (p.release_id, p.source_package_id, p.version),
+                (p.release_id, p.source_package_id, p.previous_version),
+            ),
+            counts=counts,
+            reports=reports,
+            start=starts[p.pk],
+            hours=hours_of[p.pk],
+            inputs=(
+                test,
+                settings.PHASING_UPTAKE_ESTIMATE_FACTOR,
+                bool(p.previous_version),
+                percentages[p.pk],
+                own_sightings[p.pk],
+                deficits[p.pk],
+                beliefs[p.release_id],
+            ),
+        )
+        for p in publications
+    }
+    judgements = reuse.recall(keys)  # unchanged evidence: the judgement it had
+    fresh = {}
     for p in publications:
+        if p.pk in judgements:
+            continue
         uptake = _biased(exposure.fit(own_sightings[p.pk], beliefs[p.release_id], deficits[p.pk]))
         judgement = _judge(
             p,
@@ -123,7 +150,8 @@ def publications_judge(
                 publication=p,
                 start=starts[p.pk],
             )
-        judgements[p.pk] = judgement
+        judgements[p.pk] = fresh[keys[p.pk]] = judgement
+    reuse.remember(fresh)
     return judgements
 
 

@@ -235,6 +235,9 @@ PHASING_SCHEDULED_CHANGES_INTERVAL = env_seconds(
 # Expediting to 100% and resuming an update the controller halted take a second archive
 # admin's sign-off before they take effect (four eyes).
 PHASING_SIGN_OFF_REQUIRED = env_bool("PHASING_SIGN_OFF_REQUIRED", False)
+# The sequential judge runs again only for updates whose evidence changed since their last
+# judgement (overview.judges.reuse); off: every update is judged every tick.
+PHASING_JUDGEMENT_REUSE = env_bool("PHASING_JUDGEMENT_REUSE", True)
 # Crash reports are kept this many days (whole days; the counters are kept for ever), and
 # their day partitions (PostgreSQL) created this many days ahead.
 PHASING_CRASH_REPORT_RETENTION_DAYS = env_int("PHASING_CRASH_REPORT_RETENTION_DAYS", 90, minimum=1)
