@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import time
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import nullcontext
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 
 def generated(count: int, *, packages: int, hours: int, start: datetime, seed: int = 1) -> Iterator:
@@ -53,6 +55,25 @@ def generated(count: int, *, packages: int, hours: int, start: datetime, seed: i
                 problem_type="Crash",
             )
             made += 1
+
+
+def _backend_pid(connection) -> int | None:
+    if connection.vendor != "postgresql":
+        return None
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        return cursor.fetchone()[0]
+
+
+def _backend_cpu(pid: int | None) -> float:
+    """User and system CPU seconds of a PostgreSQL backend on this machine (0 elsewhere)."""
+    if pid is None:
+        return 0.0
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -94,10 +115,13 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             spent[sql[:80]] += time.perf_counter() - at
 
+    backend = _backend_pid(connection)
+    cpu_before = time.process_time() + _backend_cpu(backend)
     started = time.perf_counter()
     with connection.execute_wrapper(timed) if args.statements else nullcontext():
         summary = crash_reports_ingest(records)
     took = time.perf_counter() - started
+    cpu = time.process_time() + _backend_cpu(backend) - cpu_before
     for sql, seconds in spent.most_common(8):
         print(f"{seconds:7.2f} s  {sql}")
     print(
@@ -107,6 +131,10 @@ def main(argv: list[str] | None = None) -> int:
                 "skipped": summary.skipped,
                 "seconds": round(took, 2),
                 "reports_per_s": round(summary.inserted / took) if took else None,
+                # CPU of this process and of its PostgreSQL backend: what the ingest costs
+                # on a machine shared with other work, where the wall clock says little.
+                "cpu_s": round(cpu, 2),
+                "reports_per_cpu_s": round(summary.inserted / cpu) if cpu else None,
             }
         )
     )

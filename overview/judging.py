@@ -85,9 +85,16 @@ def publications_judge(
         p.pk: reads.sightings_of(p, seen, start=starts[p.pk], percentages=percentages[p.pk])
         for p in publications
     }
+    by_package = reads.reports_by_package(reports)
     deficits = {
         p.pk: reads.deficit(
-            p, reports, baselines, activity, start=starts[p.pk], hours=hours_of[p.pk] - 1
+            p,
+            reports,
+            baselines,
+            activity,
+            start=starts[p.pk],
+            hours=hours_of[p.pk] - 1,
+            by_package=by_package,
         )
         for p in publications
     }
