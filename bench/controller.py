@@ -14,8 +14,11 @@ import subprocess
 import sys
 import time
 from datetime import timedelta
+from pathlib import Path
 
-from bench.env import ROOT, product_env
+from bench.env import ROOT, SCALE, product_env
+
+RESULTS = ROOT / "bench" / "results"
 
 
 def _set_active(n: int) -> int:
@@ -54,6 +57,7 @@ def _writes(captured: list[dict]) -> dict[str, int]:
 
 
 def measure(n: int) -> dict:
+    from django.conf import settings
     from django.db import connection, transaction
     from django.test.utils import CaptureQueriesContext
 
@@ -75,6 +79,8 @@ def measure(n: int) -> dict:
             defaults={"kind": "crashes", "last_attempt_at": now, "last_success_at": now},
         )
         runs = []
+        reuse_on = settings.PHASING_JUDGEMENT_REUSE
+        settings.PHASING_JUDGEMENT_REUSE = False  # the cold tick judges every update
         for capture in (False, True):
             savepoint = transaction.savepoint()
             started = time.perf_counter()
@@ -85,6 +91,9 @@ def measure(n: int) -> dict:
                 decisions = controller.tick(now=now, crash_source=source)
             runs.append(time.perf_counter() - started)
             transaction.savepoint_rollback(savepoint)
+        settings.PHASING_JUDGEMENT_REUSE = True
+        reused = _ticks_reusing(controller, source, now, changed=(0.0, 0.1, 1.0))
+        settings.PHASING_JUDGEMENT_REUSE = reuse_on
         transaction.set_rollback(True)
     actions: dict[str, int] = {}
     for decision in decisions:
@@ -98,10 +107,90 @@ def measure(n: int) -> dict:
         "decisions": actions,
         "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "rss_before_tick_mib": round(rss_before, 1),
+        # The tick again with the judgements kept by a first one, when a share of the
+        # updates has new evidence: seconds and the sequential judge's runs.
+        "reusing": reused,
     }
 
 
-def run(sizes=(200, 2000, 20000), *, timeout: int = 600) -> dict:
+def _ticks_reusing(controller, source, now, *, changed) -> dict[str, dict]:
+    """A tick that keeps every judgement, then ticks in which a share of the updates has
+    changed evidence: that share's kept judgements are left out (as a changed input's
+    digest would be), so they are judged again."""
+    from django.core.cache import cache
+    from django.db import transaction
+
+    from overview.judges import pipeline as judging
+    from overview.judges import reuse
+
+    cache.clear()
+    savepoint = transaction.savepoint()
+    controller.tick(now=now, crash_source=source)  # keeps them
+    transaction.savepoint_rollback(savepoint)
+    recall, judge = reuse.recall, judging._judge
+    figures = {}
+    for share in changed:
+        runs = [0]
+
+        def partial(keys, share=share):
+            found = recall(keys)
+            return {
+                pk: j for n, (pk, j) in enumerate(sorted(found.items())) if n >= share * len(found)
+            }
+
+        def counted(*args, runs=runs, **kwargs):
+            runs[0] += 1
+            return judge(*args, **kwargs)
+
+        reuse.recall, judging._judge = partial, counted
+        try:
+            savepoint = transaction.savepoint()
+            started = time.perf_counter()
+            controller.tick(now=now, crash_source=source)
+            took = time.perf_counter() - started
+            transaction.savepoint_rollback(savepoint)
+        finally:
+            reuse.recall, judging._judge = recall, judge
+        figures[f"{round(share * 100)}%_changed"] = {"wall_s": round(took, 3), "judged": runs[0]}
+    return figures
+
+
+def sizes(scale: int) -> list[int]:
+    """Updates in phasing the tick is measured at: today's steps, and the scale's own."""
+    return sorted({200, 2000, 20000, 2000 * scale})
+
+
+def plot(results: dict) -> Path:
+    """Tick time and peak memory against updates in phasing, as a PNG beside the JSON."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = sorted(
+        (r["publications"], r) for r in results.values() if isinstance(r, dict) and "wall_s" in r
+    )
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
+    xs = [n for n, _ in rows]
+    left.plot(xs, [r["wall_s"] for _, r in rows], "o-", label="every update judged")
+    for key, style in (("10%_changed", "s--"), ("0%_changed", "^:")):
+        ys = [r.get("reusing", {}).get(key, {}).get("wall_s") for _, r in rows]
+        if any(y is not None for y in ys):
+            left.plot(xs, ys, style, label=f"judgements kept, {key.replace('_', ' ')}")
+    left.set(xlabel="updates in phasing", ylabel="tick (s)", xscale="log", yscale="log")
+    left.legend(fontsize=8)
+    right.plot(xs, [r["peak_rss_mib"] for _, r in rows], "o-")
+    right.set(xlabel="updates in phasing", ylabel="peak memory (MiB)", xscale="log")
+    fig.suptitle("One controller tick against updates in phasing")
+    fig.tight_layout()
+    path = RESULTS / f"tick-scale-{SCALE}.png"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
+
+
+def run(sizes=(200, 2000, 20000), *, timeout: int = 1800) -> dict:
     results = {}
     for n in sizes:
         out = subprocess.run(

@@ -7,7 +7,10 @@ import subprocess
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-DB_NAME = os.environ.get("BENCH_DB", "phasing_bench")
+# `--scale N` (BENCH_SCALE): N times today's archive (2,000 updates in phasing a scale,
+# reports in proportion), seeded into a database of its own.
+SCALE = int(os.environ.get("BENCH_SCALE", "1"))
+DB_NAME = os.environ.get("BENCH_DB", "phasing_bench" if SCALE == 1 else f"phasing_bench_x{SCALE}")
 PG = os.environ.get("BENCH_PG", "postgres://postgres@127.0.0.1:5432")
 STATIC_ROOT = Path(os.environ.get("BENCH_STATIC_ROOT", "/tmp/phasing-bench/static"))
 

@@ -20,8 +20,10 @@ from __future__ import annotations
 import multiprocessing
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
+
+from bench.env import SCALE
 
 HOUR = timedelta(hours=1)
 SEED_MARK = "bench:seed"
@@ -31,7 +33,7 @@ HOT_PACKAGE = "firefox-esr"
 @dataclass(frozen=True)
 class SeedPlan:
     seed: int = 1
-    publications: int = 2000  # aimed at, in phasing at once
+    publications: int = field(default_factory=lambda: 2000 * SCALE)  # in phasing at once
     replay_days: int = 6
     baseline_days: int = 8  # crash reports before the replay starts
     step_hours: int = 6

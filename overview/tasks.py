@@ -12,6 +12,7 @@ from django.utils import timezone
 from overview.controller import tick as controller
 from overview.controller.notifications import notification_send, notifications_send_pending
 from overview.controller.sources_sync import sources_sync
+from overview.evidence.retention import crash_partitions_maintain
 from overview.monitoring.runs import periodic_run_recorded
 from packages.log_context import log_context
 from packages.services.faults import beat_seen
@@ -75,7 +76,14 @@ def reconcile() -> dict:
 @shared_task(name="overview.tasks.purge_intake", time_limit=600, soft_time_limit=540)
 def purge_intake() -> dict:
     """Forget what machines sent longer ago than the retention (a rerun deletes nothing)."""
-    from overview.evidence.retention import intake_purge
+    from overview.evidence.intake_retention import intake_purge
 
     with periodic_run_recorded("purge-intake"):
         return intake_purge(now=timezone.now())
+
+
+@shared_task(name="overview.tasks.crash_partitions", time_limit=600, soft_time_limit=540)
+def crash_partitions() -> dict:
+    """Create the coming days' crash report partitions; purge those past retention."""
+    done = crash_partitions_maintain()
+    return {"created": len(done.created), "dropped": len(done.dropped), "deleted": done.deleted}

@@ -291,6 +291,13 @@ PHASING_SCHEDULED_CHANGES_INTERVAL = env_seconds(
 # Expediting to 100% and resuming an update the controller halted take a second archive
 # admin's sign-off before they take effect (four eyes).
 PHASING_SIGN_OFF_REQUIRED = env_bool("PHASING_SIGN_OFF_REQUIRED", False)
+# The sequential judge runs again only for updates whose evidence changed since their last
+# judgement (overview.judges.reuse); off: every update is judged every tick.
+PHASING_JUDGEMENT_REUSE = env_bool("PHASING_JUDGEMENT_REUSE", True)
+# Crash reports are kept this many days (whole days; the counters are kept for ever), and
+# their day partitions (PostgreSQL) created this many days ahead.
+PHASING_CRASH_REPORT_RETENTION_DAYS = env_int("PHASING_CRASH_REPORT_RETENTION_DAYS", 90, minimum=1)
+PHASING_CRASH_PARTITIONS_AHEAD = env_int("PHASING_CRASH_PARTITIONS_AHEAD", 7, minimum=1)
 CELERY_BEAT_SCHEDULE = {
     # Pull new publications, supersessions and crash data from the configured sources.
     "sync-sources": {
@@ -302,6 +309,8 @@ CELERY_BEAT_SCHEDULE = {
         "task": "overview.tasks.tick",
         "schedule": PHASING_TICK_INTERVAL.total_seconds(),
     },
+    # Create the crash reports' coming day partitions; drop those past retention.
+    "crash-partitions": {"task": "overview.tasks.crash_partitions", "schedule": 3600.0},
     # Retry write-backs to the source and halt emails that did not go out.
     "reconcile": {"task": "overview.tasks.reconcile", "schedule": 300.0},
     # Send webhook deliveries that no task sent (broker down, a lost retry).

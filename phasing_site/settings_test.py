@@ -22,6 +22,8 @@ if not REDIS_URL:  # noqa: F405
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 LOGGING["root"] = {**LOGGING["root"], "level": "WARNING"}  # type: ignore[dict-item]  # noqa: F405
 PHASING_PAGE_CACHE = False  # a test sees the page as its own data makes it
+# Tests that replace a judge's function must see it run: reuse is tested on its own.
+PHASING_JUDGEMENT_REUSE = False
 # Parallel test processes share one Redis database: each keeps its own keys.
 CACHES["default"]["KEY_PREFIX"] = os.environ.get("PYTEST_XDIST_WORKER", "main")  # noqa: F405
 # Whitenoise looks for STATIC_ROOT even when nothing was collected.

@@ -108,6 +108,7 @@ class ErrorBucketFactory(factory.django.DjangoModelFactory):
 class CrashReportFactory(factory.django.DjangoModelFactory):
     class Meta:
         model = CrashReport
+        skip_postgeneration_save = True
 
     bucket = factory.SubFactory(ErrorBucketFactory)
     source_package = factory.SubFactory(SourcePackageFactory)
@@ -118,6 +119,27 @@ class CrashReportFactory(factory.django.DjangoModelFactory):
     system_id = factory.Sequence(lambda n: f"{n:064x}")
     stack_trace = "#0  0x0000 in crash_here () from /usr/lib/libtool.so"
     external_id = factory.Sequence(lambda n: f"report-{n}")
+
+    @factory.post_generation
+    def counted(obj, create, extracted, **kwargs):
+        """Counted as the ingest counts it: the pages read the bucket counters."""
+        if not create or obj.automated_testing or obj.from_proposed:
+            return
+        from overview.models import BucketSystem, BucketVersionStat
+
+        key = {
+            "release_id": obj.release_id,
+            "source_package_id": obj.source_package_id,
+            "version": obj.version,
+            "bucket_id": obj.bucket_id,
+        }
+        _, new_system = BucketSystem.objects.get_or_create(**key, system_id=obj.system_id)
+        stat, _ = BucketVersionStat.objects.get_or_create(**key)
+        stat.reports += 1
+        stat.systems += int(new_system)
+        stat.first_reported = min(filter(None, (stat.first_reported, obj.reported_at)))
+        stat.last_reported = max(filter(None, (stat.last_reported, obj.reported_at)))
+        stat.save()
 
 
 class ProblemFactory(factory.django.DjangoModelFactory):

@@ -214,7 +214,8 @@ def _run_judge(
         reports = []
         for pk, world in worlds.items():
             reports.extend(world.hour(hour, scenario.start, percentages[pk]))
-        crash_reports_ingest(reports)
+        # The scenario's clock: its reports are as old as its hours, whatever today is.
+        crash_reports_ingest(reports, now=scenario.start + (hour + 1) * HOUR)
         with write_back_deferred() as pending:
             decisions = controller.tick(now=scenario.start + (hour + 1) * HOUR, crash_source=source)
         percentages_mark_applied(event_ids=pending, detail="backtest")

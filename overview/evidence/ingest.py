@@ -15,10 +15,14 @@ from django.db import DatabaseError, connection, transaction
 from django.db.models.constants import OnConflict
 from django.utils import timezone
 
+from overview.evidence import partitions
 from overview.evidence.counters import hour_of, judging_counts_recount
-from overview.evidence.ingest_postgres import ingest_batch_copy, install_failure_buckets
+from overview.evidence.ingest_postgres import install_failure_buckets
+from overview.evidence.ingest_sql import ingest_batch_sql
+from overview.evidence.retention import too_old
 from overview.evidence.sources.base import CrashReportRecord, bucket_type
 from overview.models import (
+    BucketSystem,
     BucketVersionStat,
     CrashCounter,
     CrashReport,
@@ -111,6 +115,8 @@ def crash_reports_ingest(
         kept = []
         for record in batch:
             why = _valid(record, releases, now=now)
+            if not why and too_old(record.reported_at, now=now):
+                why = "older than the crash reports kept (PHASING_CRASH_REPORT_RETENTION_DAYS)"
             if why:
                 summary.skip(f"{getattr(record, 'external_id', '?')!r:.120}", why)
                 continue
@@ -153,7 +159,13 @@ def _ingest_batch(records: Sequence[CrashReportRecord], releases: dict[str, int]
         with transaction.atomic():
             packages = ids_for_names(SourcePackage, "name", {r.source_package for r in fresh})
             buckets = _buckets_for(fresh, packages)
-            return ingest_batch_copy(fresh, releases=releases, packages=packages, buckets=buckets)
+            return ingest_batch_sql(
+                fresh,
+                releases=releases,
+                packages=packages,
+                buckets=buckets,
+                failing=install_failure_buckets(fresh, buckets),
+            )
     with transaction.atomic():
         known = set(
             CrashReport.objects.filter(
@@ -165,6 +177,7 @@ def _ingest_batch(records: Sequence[CrashReportRecord], releases: dict[str, int]
             return 0
         packages = ids_for_names(SourcePackage, "name", {r.source_package for r in fresh})
         buckets = _buckets_for(fresh, packages)
+        partitions.ensure({r.reported_at.astimezone(UTC).date() for r in fresh})
         _insert_reports(fresh, releases=releases, packages=packages, buckets=buckets)
         _recount(fresh, releases, packages, buckets)
         failing = install_failure_buckets(fresh, buckets)
@@ -296,16 +309,17 @@ def _recount(
         for r in counted
         if buckets[r.signature] not in failing
     )
-    touched = sorted(
-        {
-            (releases[r.release], packages[r.source_package], r.version, buckets[r.signature])
-            for r in counted
-        }
-    )
-    counter, stat, report = (
-        connection.ops.quote_name(m._meta.db_table) for m in (CrashCounter, BucketVersionStat, CrashReport)
+    spans: dict[tuple[int, int, str, int], tuple[int, datetime, datetime]] = {}
+    for r in counted:
+        key = (releases[r.release], packages[r.source_package], r.version, buckets[r.signature])
+        n, first, last = spans.get(key, (0, r.reported_at, r.reported_at))
+        spans[key] = (n + 1, min(first, r.reported_at), max(last, r.reported_at))
+    counter, stat, systems = (
+        connection.ops.quote_name(m._meta.db_table)
+        for m in (CrashCounter, BucketVersionStat, BucketSystem)
     )
     adapt = connection.ops.adapt_datefield_value
+    adapt_at = connection.ops.adapt_datetimefield_value
     with connection.cursor() as cursor:
         cursor.executemany(
             f"INSERT INTO {counter} (release_id, source_package_id, version, day, count) "
@@ -314,16 +328,44 @@ def _recount(
             f"DO UPDATE SET count = {counter}.count + excluded.count",
             [(*key[:3], adapt(key[3]), n) for key, n in sorted(days.items())],
         )
+        # Reports are added (the caller stored only new ones); systems are the ones seen,
+        # kept apart from the reports so that a purge of old reports changes neither.
         cursor.executemany(
-            f"INSERT INTO {stat} "
-            "(release_id, source_package_id, version, bucket_id, reports, systems) "
-            "SELECT %s, %s, %s, %s, count(r.id), count(DISTINCT r.system_id) "
-            f"FROM {report} r WHERE r.source_package_id = %s AND r.version = %s "
-            "AND r.bucket_id = %s AND r.release_id = %s "
-            "AND NOT r.automated_testing AND NOT r.from_proposed "
+            f"INSERT INTO {systems} "
+            "(release_id, source_package_id, version, bucket_id, system_id) "
+            "VALUES (%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+            sorted(
+                {
+                    (
+                        releases[r.release],
+                        packages[r.source_package],
+                        r.version,
+                        buckets[r.signature],
+                        r.system_id[:64],
+                    )
+                    for r in counted
+                }
+            ),
+        )
+        cursor.executemany(
+            f"INSERT INTO {stat} (release_id, source_package_id, version, bucket_id, "
+            "reports, systems, first_reported, last_reported) "
+            f"SELECT %s, %s, %s, %s, %s, count(*), %s, %s FROM {systems} s "
+            "WHERE s.release_id = %s AND s.source_package_id = %s AND s.version = %s "
+            "AND s.bucket_id = %s "
             "ON CONFLICT (release_id, source_package_id, version, bucket_id) "
-            "DO UPDATE SET reports = excluded.reports, systems = excluded.systems",
-            [(*key, key[1], key[2], key[3], key[0]) for key in touched],
+            f"DO UPDATE SET reports = {stat}.reports + excluded.reports, "
+            "systems = excluded.systems, "
+            f"first_reported = CASE WHEN {stat}.first_reported IS NULL "
+            f"OR excluded.first_reported < {stat}.first_reported "
+            f"THEN excluded.first_reported ELSE {stat}.first_reported END, "
+            f"last_reported = CASE WHEN {stat}.last_reported IS NULL "
+            f"OR excluded.last_reported > {stat}.last_reported "
+            f"THEN excluded.last_reported ELSE {stat}.last_reported END",
+            [
+                (*key, n, adapt_at(first), adapt_at(last), *key)
+                for key, (n, first, last) in sorted(spans.items())
+            ],
         )
 
 

@@ -19,7 +19,7 @@ from django.conf import settings
 
 from overview.evidence.counters import hour_of
 from overview.evidence.fleet_reads import fleet_sightings
-from overview.judges import exposure, reads, sequential
+from overview.judges import exposure, reads, reuse, sequential
 from packages.models import Publication
 
 # The hours looked at: since publication, but no further back than this (a long-halted
@@ -88,9 +88,16 @@ def publications_judge(
     reported = fleet_sightings(publications, starts=starts, hours=hours_of)
     for pk, (new, old) in reported.items():
         own_sightings[pk] = exposure.with_reported(own_sightings[pk], new, old)
+    by_package = reads.reports_by_package(reports)
     deficits = {
         p.pk: reads.deficit(
-            p, reports, baselines, activity, start=starts[p.pk], hours=hours_of[p.pk] - 1
+            p,
+            reports,
+            baselines,
+            activity,
+            start=starts[p.pk],
+            hours=hours_of[p.pk] - 1,
+            by_package=by_package,
         )
         for p in publications
     }
@@ -110,8 +117,34 @@ def publications_judge(
     history = settings.PHASING_JUDGE_HISTORY
 
     test = judge_settings()
-    judgements = {}
+    keys = {
+        p.pk: reuse.input_key(
+            p.pk,
+            version_keys=(
+                (p.release_id, p.source_package_id, p.version),
+                (p.release_id, p.source_package_id, p.previous_version),
+            ),
+            counts=counts,
+            reports=reports,
+            start=starts[p.pk],
+            hours=hours_of[p.pk],
+            inputs=(
+                test,
+                getattr(settings, "PHASING_UPTAKE_ESTIMATE_FACTOR", 1),
+                bool(p.previous_version),
+                percentages[p.pk],
+                own_sightings[p.pk],
+                deficits[p.pk],
+                beliefs[p.release_id],
+            ),
+        )
+        for p in publications
+    }
+    judgements = reuse.recall(keys)  # unchanged evidence: the judgement it had
+    fresh = {}
     for p in publications:
+        if p.pk in judgements:
+            continue
         uptake = _biased(exposure.fit(own_sightings[p.pk], beliefs[p.release_id], deficits[p.pk]))
         if not history:
             uptake = _widened(
@@ -140,7 +173,8 @@ def publications_judge(
                 publication=p,
                 start=starts[p.pk],
             )
-        judgements[p.pk] = judgement
+        judgements[p.pk] = fresh[keys[p.pk]] = judgement
+    reuse.remember(fresh)
     return judgements
 
 

@@ -113,6 +113,7 @@ def deficit(
     *,
     start: datetime,
     hours: int,
+    by_package: dict[tuple[int, int], list[dict[datetime, int]]] | None = None,
 ) -> exposure.Deficit | None:
     """The previous version's reports in each complete hour since publication (`hours` of
     them), against its history, with how busy each hour was: None without a history."""
@@ -125,8 +126,23 @@ def deficit(
     return exposure.Deficit.from_history(
         history,
         [old.get(moment, 0) for moment in moments],
-        busy_hours(publication, reports, activity.get(publication.release_id, {}), moments),
+        busy_hours(
+            publication,
+            reports,
+            activity.get(publication.release_id, {}),
+            moments,
+            own=None if by_package is None else by_package.get(key, []),
+        ),
     )
+
+
+def reports_by_package(reports: Counts) -> dict[tuple[int, int], list[dict[datetime, int]]]:
+    """Each package's hourly reports, every version, by (release, package): read once a
+    tick, so that finding a package's own reports does not scan every package's."""
+    found: dict[tuple[int, int], list[dict[datetime, int]]] = defaultdict(list)
+    for (release_id, package_id, _version), counts in reports.items():
+        found[(release_id, package_id)].append(counts)
+    return found
 
 
 def activity(
@@ -152,6 +168,8 @@ def busy_hours(
     reports: Counts,
     activity: dict[datetime, int],
     moments: list[datetime],
+    *,
+    own: list[dict[datetime, int]] | None = None,
 ) -> list[float] | None:
     """How busy each hour was against the day around it, from the other packages' reports
     of the release (each hour over the mean of the 24 up to it, so that a slow rise over
@@ -159,11 +177,9 @@ def busy_hours(
     hours, when they are too few to say."""
     if not moments:
         return None
-    own = [
-        counts
-        for (release_id, package_id, _version), counts in reports.items()
-        if (release_id, package_id) == (publication.release_id, publication.source_package_id)
-    ]
+    if own is None:
+        key = (publication.release_id, publication.source_package_id)
+        own = [counts for (r, p, _version), counts in reports.items() if (r, p) == key]
 
     def others(moment: datetime) -> float:
         return activity.get(moment, 0) - sum(c.get(moment, 0) for c in own)

@@ -3,6 +3,7 @@ overrides, emails (evidence), what the judges read and concluded (judging), and 
 last run of each periodic job (operations), where notices go and how each went (webhooks)."""
 
 from overview.models.evidence import (
+    BucketSystem,
     BucketVersionStat,
     CrashCounter,
     CrashReport,
@@ -28,6 +29,7 @@ from overview.models.webhooks import (
 
 __all__ = [
     "Assessment",
+    "BucketSystem",
     "BucketVersionStat",
     "CrashCounter",
     "CrashReport",

@@ -142,6 +142,9 @@ class BucketVersionStat(models.Model):
     bucket = models.ForeignKey(ErrorBucket, on_delete=models.CASCADE, related_name="version_stats")
     reports = models.PositiveIntegerField(default=0)
     systems = models.PositiveIntegerField(default=0)
+    # The span of the counted reports: what the problem page shows, once reports are purged.
+    first_reported = models.DateTimeField(null=True, blank=True)
+    last_reported = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [
@@ -153,6 +156,30 @@ class BucketVersionStat(models.Model):
 
     def __str__(self) -> str:
         return f"{self.bucket_id} in {self.version}: {self.reports} reports, {self.systems} systems"
+
+
+class BucketSystem(models.Model):
+    """A system seen crashing in a bucket at a version: how distinct systems are counted
+    without the reports, which the retention purges (overview.evidence.retention).
+
+    Grows with distinct systems per bucket and version, not with reports."""
+
+    release = models.ForeignKey(Release, on_delete=models.CASCADE, related_name="+")
+    source_package = models.ForeignKey(SourcePackage, on_delete=models.CASCADE, related_name="+")
+    version = models.CharField(max_length=200)
+    bucket = models.ForeignKey(ErrorBucket, on_delete=models.CASCADE, related_name="+")
+    system_id = models.CharField(max_length=64)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                name="one_system_per_bucket_version",
+                fields=("release", "source_package", "version", "bucket", "system_id"),
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.system_id[:12]} in {self.bucket_id} {self.version}"
 
 
 class ProblemKind(models.TextChoices):

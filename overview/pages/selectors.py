@@ -22,7 +22,14 @@ if TYPE_CHECKING:
 from overview.controller import rule
 from overview.controller.halting import halting_problems
 from overview.controller.rule import Action
-from overview.models import Assessment, CrashReport, ErrorBucket, Override, Problem
+from overview.models import (
+    Assessment,
+    BucketSystem,
+    BucketVersionStat,
+    ErrorBucket,
+    Override,
+    Problem,
+)
 from packages.domain import inputs
 from packages.domain import policy as policy_rules
 from packages.holds import HoldReason
@@ -348,19 +355,37 @@ def public_buckets() -> QuerySet[ErrorBucket]:
 
 
 def bucket_report_counts(bucket: ErrorBucket) -> QuerySet:
-    """Reports and distinct systems per release, package and version: aggregates only."""
+    """Reports and distinct systems per release, package and version, from the counters
+    the ingest keeps (they outlive the reports a purge drops, and cost the same however
+    many reports there are)."""
     return (
-        CrashReport.objects.filter(bucket=bucket)
-        .order_by()
-        .values("release__codename", "release__version", "source_package__name", "version")
-        .annotate(
-            reports=Count("id"),
-            systems=Count("system_id", distinct=True),
-            first_reported=Min("reported_at"),
-            last_reported=Max("reported_at"),
+        BucketVersionStat.objects.filter(bucket=bucket)
+        .values(
+            "release__codename",
+            "release__version",
+            "source_package__name",
+            "version",
+            "reports",
+            "systems",
+            "first_reported",
+            "last_reported",
         )
         .order_by("-release__version", "source_package__name", "-last_reported")
     )
+
+
+def bucket_report_totals(bucket: ErrorBucket) -> dict:
+    """Reports, distinct systems and the span of a bucket's counted reports, from the
+    counters: two aggregates over rows per version and systems seen, never the reports."""
+    totals = BucketVersionStat.objects.filter(bucket=bucket).aggregate(
+        reports=Coalesce(Sum("reports"), 0),
+        first=Min("first_reported"),
+        last=Max("last_reported"),
+    )
+    totals["systems"] = (
+        BucketSystem.objects.filter(bucket=bucket).values("system_id").distinct().count()
+    )
+    return totals
 
 
 def bucket_problems(bucket: ErrorBucket) -> QuerySet[Problem]:

@@ -7,13 +7,11 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.core.paginator import Paginator
-from django.db.models import Count, Max, Min
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.utils import timezone
 from django_tables2 import RequestConfig
 
-from overview.models import CrashReport
 from overview.monitoring.status import service_status
 from overview.pages import machine_selectors, selectors
 from overview.pages.filters import PublicationFilter
@@ -96,12 +94,7 @@ def problem(request: HttpRequest, pk: int) -> HttpResponse:
     bucket = get_object_or_404(selectors.public_buckets(), pk=pk)
     counts = BucketCountsTable(selectors.bucket_report_counts(bucket), prefix="counts-")
     RequestConfig(request, paginate=PAGINATE).configure(counts)
-    totals = CrashReport.objects.filter(bucket=bucket).aggregate(
-        reports=Count("id"),
-        systems=Count("system_id", distinct=True),
-        first=Min("reported_at"),
-        last=Max("reported_at"),
-    )
+    totals = selectors.bucket_report_totals(bucket)
     affected = Paginator(selectors.bucket_problems(bucket), AFFECTED_PAGE_SIZE).get_page(
         request.GET.get("affected-page")
     )

@@ -139,10 +139,10 @@ def test_the_page_costs_a_fixed_number_of_queries(
             bucket=bucket, source_package=publication.source_package, version=publication.version
         )
         OverrideFactory(source_package=publication.source_package, bucket=bucket)
-    # 1 bucket, 2 count of report groups, 3 page of report groups, 4 totals, 5 count of
-    # affected problems, 6 their page with publications, 7 live overrides of their
-    # packages, 8 source syncs in the footer.
-    with django_assert_num_queries(8):
+    # 1 bucket, 2 count of report groups, 3 page of report groups, 4 totals, 5 distinct
+    # systems, 6 count of affected problems, 7 their page with publications, 8 live
+    # overrides of their packages, 9 source syncs in the footer.
+    with django_assert_num_queries(9):
         assert anonymous.get(f"/problems/{bucket.pk}/").status_code == 200
 
 

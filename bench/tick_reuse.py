@@ -1,0 +1,121 @@
+"""One tick judging every update, against ticks reusing kept judgements, on a generated world.
+
+    DATABASE_URL=postgres://.../scratch python -m bench.tick_reuse --updates 300
+
+Cheaper than seeding the bench database: N updates in phasing in one release (each with a
+previous version), crash reports of both versions over the last day through the real
+ingest, then dry-run ticks (nothing written): every update judged; judgements kept, nothing
+changed; 10% and 100% of the updates with changed evidence (their kept judgements left
+out, as a changed input's digest would leave them). Prints JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import resource
+import time
+from datetime import UTC, datetime, timedelta
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--updates", type=int, default=300)
+    parser.add_argument("--per-hour", type=float, default=2.0)
+    args = parser.parse_args(argv)
+    import django
+
+    django.setup()
+    from django.conf import settings
+    from django.core.cache import cache
+    from django.core.management import call_command
+
+    call_command("migrate", "--noinput", verbosity=0)
+    from overview.controller import tick as controller
+    from overview.evidence.ingest import crash_reports_ingest
+    from overview.evidence.sources.base import CrashReportRecord
+    from overview.judges import pipeline as judging
+    from overview.judges import reuse
+    from overview.judges.local import LocalCrashSource
+    from packages.models import Publication, Release, SourcePackage, SourceSync
+
+    now = datetime.now(UTC).replace(minute=5, second=0, microsecond=0)
+    release, _ = Release.objects.get_or_create(codename="noble", defaults={"version": "24.04"})
+    Publication.objects.all().delete()
+    rng = random.Random(1)
+    records = []
+    for n in range(args.updates):
+        package, _ = SourcePackage.objects.get_or_create(name=f"tick{n}")
+        Publication.objects.create(
+            source_package=package,
+            release=release,
+            version="2.0-1ubuntu0.2",
+            previous_version="2.0-1ubuntu0.1",
+            binaries=[f"tick{n}"],
+            date_published=now - timedelta(hours=30),
+            last_increase_at=now - timedelta(hours=30),
+            phased_update_percentage=rng.choice((10, 30, 50)),
+        )
+        for h in range(24):
+            at = now - timedelta(hours=24 - h, minutes=30)
+            for version in ("2.0-1ubuntu0.1", "2.0-1ubuntu0.2"):
+                for k in range(rng.randint(0, int(2 * args.per_hour))):
+                    records.append(
+                        CrashReportRecord(
+                            external_id=f"t{n}-{version}-{h}-{k}",
+                            signature=f"/usr/bin/tick{n}:11:crash",
+                            release="noble",
+                            source_package=f"tick{n}",
+                            version=version,
+                            architecture="amd64",
+                            reported_at=at,
+                            system_id=f"{n}/{version}/{h}/{k}",
+                            stack_trace="#0 crash ()",
+                        )
+                    )
+    crash_reports_ingest(records, now=now)
+    SourceSync.objects.update_or_create(
+        name="local:crashes",
+        defaults={"kind": "crashes", "last_attempt_at": now, "last_success_at": now},
+    )
+    source = LocalCrashSource()
+    recall, judge = reuse.recall, judging._judge
+    runs = [0]
+
+    def counted(*a, **k):
+        runs[0] += 1
+        return judge(*a, **k)
+
+    def tick(share_changed: float | None) -> dict:
+        runs[0] = 0
+
+        def partial(keys):
+            found = recall(keys)
+            kept = sorted(found.items())
+            return dict(kept[round(share_changed * len(kept)) :]) if share_changed else found
+
+        settings.PHASING_JUDGEMENT_REUSE = share_changed is not None
+        reuse.recall, judging._judge = partial, counted
+        try:
+            started = time.perf_counter()
+            controller.tick(now=now, dry_run=True, crash_source=source)
+            took = time.perf_counter() - started
+        finally:
+            reuse.recall, judging._judge = recall, judge
+        return {"wall_s": round(took, 3), "judged": runs[0]}
+
+    cache.clear()
+    figures = {"updates": args.updates, "reports": len(records)}
+    figures["every update judged"] = tick(None)
+    figures["kept, first tick"] = tick(0.0)  # judges all and keeps them
+    figures["kept, 0% changed"] = tick(0.0)
+    figures["kept, 10% changed"] = tick(0.1)
+    figures["kept, 100% changed"] = tick(1.0)
+    figures["peak_rss_mib"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    print(json.dumps(figures))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,145 @@
+"""Reusing a judgement while its evidence is unchanged decides as judging again would.
+
+Histories are generated (Hypothesis): crash rates, volumes, percentages, then what happens
+between two ticks (nothing, new crash hours, a person's change of percentage, an hour
+passing). The second tick with reuse must give the decisions and judgements of a tick
+that judges every update afresh, and must skip the judge when nothing changed.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.core.cache import cache
+from django.db import transaction
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
+
+from overview.controller import tick as controller
+from overview.evidence.ingest import crash_reports_ingest
+from overview.judges import pipeline as judging
+from overview.judges.local import LocalCrashSource
+from packages.models import Publication
+from tests.factories import PublicationFactory, SourcePackageFactory
+from tests.overview.judges.test_pipeline import HOUR, NEW, OLD, T0, crashes, report
+
+pytestmark = [pytest.mark.django_db]
+
+
+@pytest.fixture
+def reuse_on(settings):
+    settings.PHASING_JUDGEMENT_REUSE = True
+    cache.clear()
+    yield
+    cache.clear()
+
+
+def updates(percentages: list[int]) -> list[Publication]:
+    made = []
+    for n, percentage in enumerate(percentages):
+        made.append(
+            PublicationFactory(
+                source_package=SourcePackageFactory(name=f"tool{n}"),
+                version=NEW,
+                previous_version=OLD,
+                binaries=[f"tool{n}"],
+                date_published=T0 - 24 * HOUR,
+                last_increase_at=T0 - 24 * HOUR,
+                phased_update_percentage=percentage,
+            )
+        )
+    return made
+
+
+def history(publications, ratios, per_hour, seed):
+    records = []
+    for n, (publication, ratio) in enumerate(zip(publications, ratios, strict=True)):
+        for r in crashes(ratio=ratio, per_hour=per_hour, seed=seed + n):
+            records.append(
+                report(
+                    f"{publication.source_package.name}-{r.external_id}",
+                    r.version,
+                    r.reported_at,
+                    f"{publication.source_package.name}/{r.system_id}",
+                    package=publication.source_package.name,
+                )
+            )
+    crash_reports_ingest(records, now=T0)
+
+
+def judged(now, *, reuse: bool, settings):
+    settings.PHASING_JUDGEMENT_REUSE = reuse
+    decisions = controller.tick(now=now, dry_run=True, crash_source=LocalCrashSource())
+    publications = list(Publication.objects.order_by("pk"))
+    judgements = judging.publications_judge(publications, now=now)
+    return sorted(map(repr, decisions)), {pk: repr(j) for pk, j in judgements.items()}
+
+
+@hypothesis_settings(
+    max_examples=12,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    percentages=st.lists(st.sampled_from([10, 25, 50, 100]), min_size=1, max_size=3),
+    ratios=st.lists(st.sampled_from([0.5, 1.0, 2.0, 4.0]), min_size=3, max_size=3),
+    per_hour=st.sampled_from([2, 6, 15]),
+    seed=st.integers(0, 1000),
+    between=st.sampled_from(["nothing", "new crash hour", "a person's change", "an hour"]),
+)
+def test_a_reused_judgement_decides_as_judging_again_would(
+    reuse_on, settings, percentages, ratios, per_hour, seed, between
+):
+    with transaction.atomic():
+        cache.clear()
+        publications = updates(percentages)
+        history(publications, ratios[: len(publications)], per_hour, seed)
+        now = T0 + timedelta(minutes=5)
+        judged(now, reuse=True, settings=settings)  # the first tick keeps its judgements
+        if between == "new crash hour":
+            first = publications[0].source_package.name
+            crash_reports_ingest(
+                [
+                    report(f"late-{k}", NEW, T0 + timedelta(minutes=1), f"late/{k}", package=first)
+                    for k in range(5)
+                ],
+                now=now,
+            )
+        elif between == "a person's change":
+            Publication.objects.filter(pk=publications[0].pk).update(
+                phased_update_percentage=100 if percentages[0] != 100 else 10
+            )
+        elif between == "an hour":
+            now += HOUR
+
+        again = judged(now, reuse=True, settings=settings)
+        afresh = judged(now, reuse=False, settings=settings)
+
+        assert again == afresh
+        transaction.set_rollback(True)
+
+
+def test_an_unchanged_update_is_not_judged_again_and_a_changed_one_is(
+    reuse_on, settings, monkeypatch
+):
+    publications = updates([50, 50])
+    history(publications, [1.0, 3.0], 10, seed=7)
+    now = T0 + timedelta(minutes=5)
+    calls = []
+    real = judging._judge
+    monkeypatch.setattr(
+        judging, "_judge", lambda p, *a, **k: calls.append(p.pk) or real(p, *a, **k)
+    )
+
+    judging.publications_judge(publications, now=now)
+    judging.publications_judge(publications, now=now + timedelta(minutes=5))
+    assert sorted(calls) == sorted(p.pk for p in publications)  # the second tick reused both
+
+    calls.clear()
+    crash_reports_ingest(
+        [report("late", NEW, T0 + timedelta(minutes=2), "late/1", package="tool1")], now=now
+    )
+    judging.publications_judge(publications, now=now + timedelta(minutes=10))
+    assert publications[1].pk in calls  # its new crash hour is judged
