@@ -9,6 +9,7 @@ urlpatterns = [
     path("problems/<int:pk>/", views.problem, name="problem"),
     path("machine/", views.machine, name="machine"),
     path("sources/", views.sources, name="sources"),
+    path("feeds/", feeds.feeds_page, name="feeds"),
     path("feeds/halts/", feeds.HaltsFeed(), name="feed-halts"),
     path("feeds/changes/", feeds.ChangesFeed(), name="feed-changes"),
 ]

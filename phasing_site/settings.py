@@ -66,6 +66,8 @@ MIDDLEWARE = [
     "overview.page_cache.AnonymousPageCacheMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "overview.middleware.RejectNulBytesMiddleware",
+    # JSON for every error under /api/v1/, also Django's own 404 in development.
+    "overview.middleware.ApiErrorsAsJsonMiddleware",
     "overview.middleware.DatabaseUnavailableMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",

@@ -33,5 +33,6 @@ urlpatterns = [
 
 # JSON under /api/v1/, pages elsewhere; a database that does not answer is a 503.
 handler400 = "overview.errors.bad_request"
+handler403 = "overview.errors.permission_denied"
 handler404 = "overview.errors.not_found"
 handler500 = "overview.errors.server_error"
