@@ -27,6 +27,7 @@ from packages import policy as policy_rules
 from packages.holds import HoldReason
 from packages.models import (
     ACTIVE_STATES,
+    NOTE_KINDS,
     EventKind,
     PhasingEvent,
     PhasingState,
@@ -79,8 +80,10 @@ def _with_phasing_context(publications: QuerySet[Publication]) -> QuerySet[Publi
 
 def active_publications() -> QuerySet[PublicationInPhasing]:
     """Publications in phasing, paused or halted, with their sort keys annotated."""
-    last_event = PhasingEvent.objects.filter(publication=OuterRef("pk")).order_by(
-        "-created_at", "-id"
+    last_event = (
+        PhasingEvent.objects.filter(publication=OuterRef("pk"))
+        .exclude(kind__in=NOTE_KINDS)
+        .order_by("-created_at", "-id")
     )
     publications = (
         Publication.objects.filter(state__in=ACTIVE_STATES)

@@ -31,6 +31,7 @@ from packages.admin.forms import (
     ScheduledReasonForm,
 )
 from packages.models import (
+    NOTE_KINDS,
     PhasingEvent,
     Publication,
     Release,
@@ -121,6 +122,7 @@ class PublicationAdmin(PhasingPermissionMixin, admin.ModelAdmin):
     def get_queryset(self, request: HttpRequest) -> QuerySet[Publication]:
         last_event = (
             PhasingEvent.objects.filter(publication=OuterRef("pk"))
+            .exclude(kind__in=NOTE_KINDS)
             .order_by("-created_at", "-id")
             .values("created_at")[:1]
         )
