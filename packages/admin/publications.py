@@ -24,6 +24,7 @@ from packages.admin.actions import (
     release_action,
     report_outcome,
 )
+from packages.admin.filters import PublicationStateFilter
 from packages.admin.forms import (
     PolicyChangeForm,
     ReasonForm,
@@ -102,8 +103,10 @@ class PublicationAdmin(PhasingPermissionMixin, admin.ModelAdmin):
         "public_page",
     )
     list_display_links = ("version",)
-    list_filter = ("release", "state", "pocket")
-    search_fields = ("source_package__name",)
+    # Opens on the updates in phasing; "All" under state shows every publication.
+    list_filter = ("release", PublicationStateFilter, "pocket")
+    # "bash 5.2" finds bash's versions containing 5.2: each word must match one field.
+    search_fields = ("source_package__name", "version")
     list_select_related = ("release", "source_package")
     list_per_page = 100
     ordering = ("-date_published", "-id")
