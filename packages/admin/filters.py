@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING
 
 from django.contrib import admin
 from django.contrib.admin.views.main import ChangeList
@@ -11,6 +11,9 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from packages.models import ACTIVE_STATES, PhasingState
+
+if TYPE_CHECKING:
+    from django.contrib.admin.filters import _ListFilterChoices
 
 IN_PHASING = "in-phasing"
 EVERY_STATE = "all"
@@ -34,7 +37,7 @@ class PublicationStateFilter(admin.SimpleListFilter):
     def value(self) -> str:
         return super().value() or IN_PHASING
 
-    def choices(self, changelist: ChangeList) -> Iterator[dict[str, Any]]:
+    def choices(self, changelist: ChangeList) -> Iterator[_ListFilterChoices]:
         # Django's own first choice clears the parameter, which here means the default:
         # leave it out, lookups() offers an explicit "All".
         choices = iter(super().choices(changelist))
