@@ -25,6 +25,9 @@ install-dev: $(VENV)/.installed-dev
 # REDIS_URL say otherwise: the Procfile's web server, worker and beat under honcho
 # (scripts/procfile-run), which Ctrl-C or SIGTERM stops together, exiting 0.
 run: export DEBUG ?= 1
+# The address the demo serves on, which links in its emails point at (PHASING_SITE_URL).
+run: export HOST := $(HOST)
+run: export PORT := $(PORT)
 run: install
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py demo_accounts

@@ -289,7 +289,16 @@ PHASING_APT_SUITES = env_pairs("PHASING_APT_SUITES")
 PHASING_APT_PREVIOUS_SUITES = env_list(
     "PHASING_APT_PREVIOUS_SUITES", ["{codename}", "{codename}-security", "{codename}-updates"]
 )
-PHASING_SITE_URL = env_str("PHASING_SITE_URL", "http://127.0.0.1:8000")
+# Where links in emails and feed ids point. Unset in development, the address `make run`
+# serves on (its HOST and PORT); a wildcard bind is reached on the loopback address.
+_RUN_HOST = env_str("HOST", "127.0.0.1")
+_RUN_HOST = "127.0.0.1" if _RUN_HOST in ("", "0.0.0.0", "::", "[::]") else _RUN_HOST
+if ":" in _RUN_HOST and not _RUN_HOST.startswith("["):
+    _RUN_HOST = f"[{_RUN_HOST}]"  # an IPv6 address in a URL
+PHASING_SITE_URL = env_str(
+    "PHASING_SITE_URL",
+    f"http://{_RUN_HOST}:{env_int('PORT', 8000)}" if DEBUG else "http://127.0.0.1:8000",
+)
 # Links out (packages/links.py): URL templates, Ubuntu's by default; empty means no link.
 # Each is checked at start-up (overview.E003): http(s) only, known placeholders only.
 PHASING_LINK_SOURCE = env_str(
