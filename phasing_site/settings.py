@@ -203,8 +203,9 @@ else:
 
 # Celery. Without a broker URL, kombu's filesystem transport lets the web server, the
 # worker and beat talk through a folder, so the embedded default needs no server.
-CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", REDIS_URL or "filesystem://")
-if CELERY_BROKER_URL == "filesystem://":
+# The host is a placeholder the transport ignores; without it kombu warns on every connection.
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", REDIS_URL or "filesystem://localhost/")
+if CELERY_BROKER_URL.startswith("filesystem://"):
     _broker_dir = VAR_DIR / "broker"
     for _folder in ("processed", "control"):
         (_broker_dir / _folder).mkdir(parents=True, exist_ok=True)
@@ -230,9 +231,10 @@ PHASING_SYNC_INTERVAL = env_seconds("PHASING_SYNC_INTERVAL", timedelta(minutes=5
 # The sync's lock is held this long past its last sign of work: a worker killed mid-sync
 # delays the next sync by at most this much.
 PHASING_SYNC_LEASE = env_seconds("PHASING_SYNC_LEASE", timedelta(minutes=5))
-# How often due scheduled changes are looked for: a change runs at most this late.
+# Each scheduled change asks a worker to run it at its time; this periodic look runs what
+# no worker took (the broker was down): a change runs at most this late.
 PHASING_SCHEDULED_CHANGES_INTERVAL = env_seconds(
-    "PHASING_SCHEDULED_CHANGES_INTERVAL", timedelta(minutes=1)
+    "PHASING_SCHEDULED_CHANGES_INTERVAL", timedelta(minutes=5)
 )
 # Expediting to 100% and resuming an update the controller halted take a second archive
 # admin's sign-off before they take effect (four eyes).
@@ -250,7 +252,7 @@ CELERY_BEAT_SCHEDULE = {
     },
     # Retry write-backs to the source and halt emails that did not go out.
     "reconcile": {"task": "overview.tasks.reconcile", "schedule": 300.0},
-    # Run the archive admins' scheduled changes that are due, each once.
+    # Run the archive admins' scheduled changes a worker did not run at their time, once.
     "scheduled-changes": {
         "task": "packages.tasks.run_scheduled_changes",
         "schedule": PHASING_SCHEDULED_CHANGES_INTERVAL.total_seconds(),
@@ -410,7 +412,13 @@ LOGGING = {
         "django.db.backends": {"level": "WARNING"},
         "axes": {"level": "WARNING"},
         "django.request": {"filters": ["forbidden_in_one_line"]},
+        # Through the root's handler only: Django's own console handler (in DEBUG) would
+        # print each request's warning a second time.
+        "django": {"handlers": [], "level": "INFO"},
     },
 }
+# What a task prints (the console email backend's emails, in development) is information,
+# not a warning.
+CELERY_WORKER_REDIRECT_STDOUTS_LEVEL = "INFO"
 # Workers log through the LOGGING above (JSON in production), not Celery's own format.
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False

@@ -118,7 +118,7 @@ def scheduled_change_create(
     if action == ScheduledAction.SET and (percentage is None or not 0 <= percentage <= 100):
         raise ValidationError("a percentage is 0..100")
     stored_policy = _policy_to_json(policy or {}) if action == ScheduledAction.POLICY else {}
-    return ScheduledChange.objects.create(
+    change = ScheduledChange.objects.create(
         action=action,
         publication=publication,
         release=release,
@@ -133,6 +133,21 @@ def scheduled_change_create(
         if sign_off_needed(action=action, publication=publication, percentage=percentage)
         else "",
     )
+    _queue_run_at(run_at)
+    return change
+
+
+def _queue_run_at(run_at: datetime) -> None:
+    """Ask a worker to run the due changes at `run_at`, after commit. Robust: a broker that
+    is down loses nothing, the periodic run (PHASING_SCHEDULED_CHANGES_INTERVAL) runs what
+    no task took; a task that finds the change not signed off yet leaves it waiting."""
+
+    def enqueue() -> None:
+        from packages.tasks import run_scheduled_changes
+
+        run_scheduled_changes.apply_async(eta=run_at)
+
+    transaction.on_commit(enqueue, robust=True)
 
 
 def _locked_pending(change: ScheduledChange) -> ScheduledChange:
