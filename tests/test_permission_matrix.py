@@ -84,11 +84,13 @@ ROUTES: dict[str, Route] = {
     "overview:machine": route(PUBLIC),
     "overview:sources": route(PUBLIC),
     "favicon": route(expect("302 302 302 302 302")),
+    "overview:feeds": route(PUBLIC),
     "overview:feed-halts": route(PUBLIC),
     "overview:feed-changes": route(PUBLIC),
     "packages:history": route(PUBLIC, name="package_name"),
-    # django-ninja's root only anchors the other paths and answers 404 by design.
-    "api:api-root": route(expect("404 404 404 404 404")),
+    # The index of the endpoints answers at /api/v1/, ahead of django-ninja's own root.
+    "api:index": route(PUBLIC),
+    "api:api-root": route(PUBLIC),
     "api:openapi-json": route(PUBLIC),
     "api:openapi-view": route(PUBLIC),
     "api:publications": route(PUBLIC),
