@@ -25,6 +25,8 @@ install-dev: $(VENV)/.installed-dev
 # REDIS_URL say otherwise: the Procfile's web server, worker and beat under honcho
 # (scripts/procfile-run), which Ctrl-C or SIGTERM stops together, exiting 0.
 run: export DEBUG ?= 1
+# The demo shows the four-eyes rule: releasing to 100% waits for a second archive admin.
+run: export PHASING_SIGN_OFF_REQUIRED ?= 1
 # The address the demo serves on, which links in its emails point at (PHASING_SITE_URL).
 run: export HOST := $(HOST)
 run: export PORT := $(PORT)

@@ -108,8 +108,10 @@ def notifications_enqueue(ids: Sequence[int]) -> None:
     from overview.tasks import send_notification
 
     if _sent_here.get():
+        # Replaying the past: each email goes out at the moment it was written.
+        written = dict(Notification.objects.filter(pk__in=ids).values_list("pk", "created_at"))
         for pk in ids:
-            notification_send(notification_id=pk)
+            notification_send(notification_id=pk, now=written.get(pk))
         return
     for pk in ids:
         try:
