@@ -33,11 +33,9 @@ run: export PORT := $(PORT)
 run: install
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py demo_accounts
-	$(PY) manage.py seed_demo --if-empty
-	$(PY) manage.py phasing_sync
-	@echo "Phasing on http://$(HOST):$(PORT)/ (Ctrl-C stops everything)"
+	@echo "Phasing on http://$(HOST):$(PORT)/ (Ctrl-C stops everything); an empty database is seeded with a demo week while it runs"
 	@PATH="$(CURDIR)/$(VENV)/bin:$$PATH" GUNICORN_BIND=$(HOST):$(PORT) GUNICORN_WORKERS=2 \
-	  CELERY_POOL=threads LOG_FORMAT=plain $(PY) scripts/procfile-run
+	  CELERY_POOL=threads LOG_FORMAT=plain PHASING_DEMO_SEED=1 $(PY) scripts/procfile-run
 
 browser-deps:
 	@scripts/browser-deps

@@ -10,6 +10,7 @@ from django.db.models import prefetch_related_objects
 from django.utils import timezone
 
 from overview import wording
+from overview.demo_seeding import progress as demo_seeding_progress
 from overview.models import Assessment
 from packages.models import Publication
 
@@ -42,6 +43,12 @@ def source_syncs(context: template.Context) -> dict:
 
         status = service_status(now=timezone.now())
     return {"syncs": status.sources, "faults": status.faults}
+
+
+@register.inclusion_tag("overview/_demo_seeding.html")
+def demo_seeding() -> dict:
+    """The banner while seed_demo replays the demo's week (read from the cache, no query)."""
+    return {"seeding": demo_seeding_progress()}
 
 
 @register.simple_tag

@@ -25,7 +25,7 @@ from django.test.utils import override_settings
 from django.utils import timezone
 from tqdm import tqdm
 
-from overview import controller, demo_scenes
+from overview import controller, demo_scenes, demo_seeding
 from overview.models import ProblemKind
 from overview.services.crash_sync import crashes_sync
 from overview.services.notifications import notifications_sent_here
@@ -99,6 +99,20 @@ class Command(BaseCommand):
         if start >= now:
             self.stdout.write("The demo is up to date; nothing to replay.")
             return
+        claimed = demo_seeding.replay_claim(now=timezone.now())
+        if claimed is None:
+            self.stdout.write("Another seed_demo is replaying the demo; nothing seeded.")
+            return
+        self._held = claimed
+        try:
+            self._seed(options, packages=packages, releases=releases, start=start, now=now)
+        finally:
+            claimed.release()
+            demo_seeding.progress_report(None)
+
+    def _seed(self, options, *, packages: int, releases: int, start, now) -> None:
+        self._days = max(1, round((now - start) / timedelta(days=1)))
+        done = SourceSync.objects.filter(name=REPLAY).first()
         first_run = done is None
         simulator = Simulator(
             seed=options["seed"],
@@ -151,7 +165,12 @@ class Command(BaseCommand):
         crashes = LocalCrashSource(feed=feed)
         publications_sync(simulator, now=start)
         with tqdm(desc="crash reports before the replay", unit=" reports", file=self.stderr) as bar:
-            crashes_sync(crashes, since=start - baseline, now=start, progress=bar.update)
+
+            def reports_read(count: int) -> None:
+                bar.update(count)
+                self._working(None)
+
+            crashes_sync(crashes, since=start - baseline, now=start, progress=reports_read)
         triager = get_user_model().objects.filter(groups__name=TRIAGERS).first()
         admin = (
             get_user_model()
@@ -176,8 +195,15 @@ class Command(BaseCommand):
                 if halts and triager and admin:
                     self._triage_false_alarms(feed, halts, triager, admin, moment)
                 bar.update(1)
+                self._working(demo_seeding.Progress(bar.n, steps, self._days))
         if scenes is not None and admin is not None:
             scenes.after_replay(admin)
+
+    def _working(self, progress: demo_seeding.Progress | None) -> None:
+        """Keep the replay's lease (the live controller waits for it) and say how far it is."""
+        self._held.renew()
+        if progress is not None:
+            demo_seeding.progress_report(progress)
 
     def _triage_false_alarms(self, feed, halts, triager, admin, moment) -> None:
         """A triager finds the halt was not caused by the update, overrides it; phasing resumes.
