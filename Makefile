@@ -25,14 +25,17 @@ install-dev: $(VENV)/.installed-dev
 # REDIS_URL say otherwise: the Procfile's web server, worker and beat under honcho
 # (scripts/procfile-run), which Ctrl-C or SIGTERM stops together, exiting 0.
 run: export DEBUG ?= 1
+# The demo shows the four-eyes rule: releasing to 100% waits for a second archive admin.
+run: export PHASING_SIGN_OFF_REQUIRED ?= 1
+# The address the demo serves on, which links in its emails point at (PHASING_SITE_URL).
+run: export HOST := $(HOST)
+run: export PORT := $(PORT)
 run: install
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py demo_accounts
-	$(PY) manage.py seed_demo --if-empty
-	$(PY) manage.py phasing_sync
-	@echo "Phasing on http://$(HOST):$(PORT)/ (Ctrl-C stops everything)"
+	@echo "Phasing on http://$(HOST):$(PORT)/ (Ctrl-C stops everything); an empty database is seeded with a demo week while it runs"
 	@PATH="$(CURDIR)/$(VENV)/bin:$$PATH" GUNICORN_BIND=$(HOST):$(PORT) GUNICORN_WORKERS=2 \
-	  CELERY_POOL=threads LOG_FORMAT=plain $(PY) scripts/procfile-run
+	  CELERY_POOL=threads LOG_FORMAT=plain PHASING_DEMO_SEED=1 $(PY) scripts/procfile-run
 
 browser-deps:
 	@scripts/browser-deps

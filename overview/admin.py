@@ -2,7 +2,7 @@
 problems column and filter of the publication admin.
 
 All of it is read-only here: buckets, reports and problems come from the crash source and
-the controller, overrides are made on the triager pages (through overview.services), and
+the controller, overrides are made on the triager pages (through overview.triage.overrides), and
 emails are sent by the notification service. Crash reports are shown only to those who may
 read their content (packages.permissions); for anyone else the model is not in the admin.
 """
@@ -18,6 +18,7 @@ from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html
 
+from overview.admin_outbox import OutboxAdmin
 from overview.models import CrashReport, ErrorBucket, Notification, Override, Problem
 from overview.triage.overrides import override_revoke
 from packages.admin.actions import ReadOnlyAdmin, action_with_reason, report_outcome
@@ -147,11 +148,8 @@ class OverrideAdmin(ReadOnlyAdmin):
 
 
 @admin.register(Notification)
-class NotificationAdmin(ReadOnlyAdmin):
-    list_display = ("subject", "person", "roles", "created_at", "sent_at", "error")
-    list_filter = (("sent_at", admin.EmptyFieldListFilter),)
-    search_fields = ("subject", "person__name", "person__email")
-    list_select_related = ("person",)
+class NotificationAdmin(OutboxAdmin):
+    pass
 
 
 class ProblemsFilter(admin.SimpleListFilter):

@@ -6,12 +6,15 @@ tasks added later name themselves explicitly too.
 
 from __future__ import annotations
 
+import logging
+
 from celery import Task, shared_task
 from django.utils import timezone
 
 from overview.controller import tick as controller
 from overview.controller.notifications import notification_send, notifications_send_pending
 from overview.controller.sources_sync import sources_sync
+from overview.demo_seeding import replay_running
 from overview.evidence.retention import crash_partitions_maintain
 from overview.monitoring.runs import periodic_run_recorded
 from packages.log_context import log_context
@@ -20,12 +23,24 @@ from packages.services.queueing import SEND_NOTIFICATION
 from packages.services.writeback import percentages_reconcile
 from phasing_site.celery import BEAT_HEADER
 
+log = logging.getLogger(__name__)
+
 # Beyond this many retries of one email, the reconcile takes over at its own backoff.
 EMAIL_TASK_RETRIES = 8
 
 
+def _demo_replaying() -> bool:
+    """seed_demo writes the demo's past: the live sync, tick and reconcile wait for it."""
+    if replay_running(now=timezone.now()):
+        log.info("the demo's replay is running; this periodic task waits for it")
+        return True
+    return False
+
+
 @shared_task(name="overview.tasks.sync_sources", time_limit=1800, soft_time_limit=1700)
 def sync_sources() -> dict:
+    if _demo_replaying():
+        return {}
     return sources_sync()
 
 
@@ -46,6 +61,8 @@ def tick(self: Task) -> int:
     )
     if beat:
         beat_seen(str(beat), now=timezone.now())
+    if _demo_replaying():
+        return 0
     with log_context(tick=self.request.id or "eager"), periodic_run_recorded("tick"):
         return len(controller.tick())
 
@@ -70,6 +87,8 @@ def send_notification(self: Task, notification_id: int) -> str:
 @shared_task(name="overview.tasks.reconcile", time_limit=600, soft_time_limit=540)
 def reconcile() -> dict:
     """Finish what a commit left behind: write-backs and emails that no task took."""
+    if _demo_replaying():
+        return {}
     return {"write_back": percentages_reconcile(), "emails": notifications_send_pending()}
 
 

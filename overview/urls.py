@@ -14,6 +14,7 @@ urlpatterns = [
     path("updates/<int:pk>/sign-off/<int:change_pk>/", update.sign_off, name="update-sign-off"),
     path("updates/<int:pk>/<slug:action>/", update.act, name="update-act"),
     path("sources/", views.sources, name="sources"),
+    path("feeds/", feeds.feeds_page, name="feeds"),
     path("feeds/halts/", feeds.HaltsFeed(), name="feed-halts"),
     path("feeds/changes/", feeds.ChangesFeed(), name="feed-changes"),
 ]

@@ -68,6 +68,8 @@ MIDDLEWARE = [
     "overview.pages.page_cache.AnonymousPageCacheMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "overview.pages.middleware.RejectNulBytesMiddleware",
+    # JSON for every error under /api/v1/, also Django's own 404 in development.
+    "overview.pages.middleware.ApiErrorsAsJsonMiddleware",
     "overview.pages.middleware.DatabaseUnavailableMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -241,8 +243,9 @@ else:
 
 # Celery. Without a broker URL, kombu's filesystem transport lets the web server, the
 # worker and beat talk through a folder, so the embedded default needs no server.
-CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", REDIS_URL or "filesystem://")
-if CELERY_BROKER_URL == "filesystem://":
+# The host is a placeholder the transport ignores; without it kombu warns on every connection.
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", REDIS_URL or "filesystem://localhost/")
+if CELERY_BROKER_URL.startswith("filesystem://"):
     _broker_dir = VAR_DIR / "broker"
     for _folder in ("processed", "control"):
         (_broker_dir / _folder).mkdir(parents=True, exist_ok=True)
@@ -284,9 +287,10 @@ PHASING_SYNC_INTERVAL = env_seconds("PHASING_SYNC_INTERVAL", timedelta(minutes=5
 # The sync's lock is held this long past its last sign of work: a worker killed mid-sync
 # delays the next sync by at most this much.
 PHASING_SYNC_LEASE = env_seconds("PHASING_SYNC_LEASE", timedelta(minutes=5))
-# How often due scheduled changes are looked for: a change runs at most this late.
+# Each scheduled change asks a worker to run it at its time; this periodic look runs what
+# no worker took (the broker was down): a change runs at most this late.
 PHASING_SCHEDULED_CHANGES_INTERVAL = env_seconds(
-    "PHASING_SCHEDULED_CHANGES_INTERVAL", timedelta(minutes=1)
+    "PHASING_SCHEDULED_CHANGES_INTERVAL", timedelta(minutes=5)
 )
 # Expediting to 100% and resuming an update the controller halted take a second archive
 # admin's sign-off before they take effect (four eyes).
@@ -317,7 +321,7 @@ CELERY_BEAT_SCHEDULE = {
     "webhook-deliveries": {"task": "overview.notices.send_due", "schedule": 60.0},
     # Forget crash reports and fleet reports machines sent before the retention.
     "purge-intake": {"task": "overview.tasks.purge_intake", "schedule": 86400.0},
-    # Run the archive admins' scheduled changes that are due, each once.
+    # Run the archive admins' scheduled changes a worker did not run at their time, once.
     "scheduled-changes": {
         "task": "packages.tasks.run_scheduled_changes",
         "schedule": PHASING_SCHEDULED_CHANGES_INTERVAL.total_seconds(),
@@ -368,7 +372,16 @@ PHASING_APT_SUITES = env_pairs("PHASING_APT_SUITES")
 PHASING_APT_PREVIOUS_SUITES = env_list(
     "PHASING_APT_PREVIOUS_SUITES", ["{codename}", "{codename}-security", "{codename}-updates"]
 )
-PHASING_SITE_URL = env_str("PHASING_SITE_URL", "http://127.0.0.1:8000")
+# Where links in emails and feed ids point. Unset in development, the address `make run`
+# serves on (its HOST and PORT); a wildcard bind is reached on the loopback address.
+_RUN_HOST = env_str("HOST", "127.0.0.1")
+_RUN_HOST = "127.0.0.1" if _RUN_HOST in ("", "0.0.0.0", "::", "[::]") else _RUN_HOST
+if ":" in _RUN_HOST and not _RUN_HOST.startswith("["):
+    _RUN_HOST = f"[{_RUN_HOST}]"  # an IPv6 address in a URL
+PHASING_SITE_URL = env_str(
+    "PHASING_SITE_URL",
+    f"http://{_RUN_HOST}:{env_int('PORT', 8000)}" if DEBUG else "http://127.0.0.1:8000",
+)
 # Single sign-on over OpenID Connect (docs/teams.md): on when an issuer is set. The
 # provider's endpoints come from its discovery document; a groups claim maps to the
 # triagers and archive-admins groups at each sign-in.
@@ -531,7 +544,13 @@ LOGGING = {
         "django.db.backends": {"level": "WARNING"},
         "axes": {"level": "WARNING"},
         "django.request": {"filters": ["forbidden_in_one_line"]},
+        # Through the root's handler only: Django's own console handler (in DEBUG) would
+        # print each request's warning a second time.
+        "django": {"handlers": [], "level": "INFO"},
     },
 }
+# What a task prints (the console email backend's emails, in development) is information,
+# not a warning.
+CELERY_WORKER_REDIRECT_STDOUTS_LEVEL = "INFO"
 # Workers log through the LOGGING above (JSON in production), not Celery's own format.
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False

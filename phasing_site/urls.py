@@ -38,5 +38,6 @@ urlpatterns = [
 
 # JSON under /api/v1/, pages elsewhere; a database that does not answer is a 503.
 handler400 = "overview.pages.errors.bad_request"
+handler403 = "overview.pages.errors.permission_denied"
 handler404 = "overview.pages.errors.not_found"
 handler500 = "overview.pages.errors.server_error"

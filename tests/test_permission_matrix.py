@@ -90,6 +90,7 @@ ROUTES: dict[str, Route] = {
     "overview:machine": route(PUBLIC),
     "overview:sources": route(PUBLIC),
     "favicon": route(expect("302 302 302 302 302")),
+    "overview:feeds": route(PUBLIC),
     "overview:feed-halts": route(PUBLIC),
     "overview:feed-changes": route(PUBLIC),
     "overview:history": route(PUBLIC, name="package_name"),
@@ -99,8 +100,9 @@ ROUTES: dict[str, Route] = {
     "overview:update-sign-off": route(
         POST_ONLY, pk="publication", change_pk="packages_scheduledchange"
     ),
-    # django-ninja's root only anchors the other paths and answers 404 by design.
-    "api:api-root": route(expect("404 404 404 404 404")),
+    # The index of the endpoints answers at /api/v1/, ahead of django-ninja's own root.
+    "api:index": route(PUBLIC),
+    "api:api-root": route(PUBLIC),
     "api:openapi-json": route(PUBLIC),
     "api:openapi-view": route(PUBLIC),
     "api:publications": route(PUBLIC),

@@ -44,7 +44,7 @@ def test_with_nothing_set_the_embedded_default_needs_no_server(tmp_path):
     result = load(tmp_path, DEBUG="1")
     values = json.loads(result.stdout)
     assert values["engine"] == "django.db.backends.sqlite3"
-    assert values["broker"] == "filesystem://"
+    assert values["broker"] == "filesystem://localhost/"
     assert values["cache"].endswith("FileBasedCache")
     assert values["email"].endswith("console.EmailBackend")
     assert (tmp_path / "broker" / "processed").is_dir()

@@ -2,7 +2,8 @@
 
 Public data only: publications, their events, problem buckets as aggregates, and the
 machine check. Lists are paginated with `next` and `previous` links and cost a fixed
-number of queries whatever their length. Bad query parameters answer 400 with a message.
+number of queries whatever their length. Bad query parameters, and ones an endpoint does
+not take, answer 400 with a message; `/api/v1/` lists the endpoints.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from ninja.openapi.docs import Swagger
 from overview.api.fleet import MAX_FLEET
 from overview.api.fleet import router as fleet_router
 from overview.api.fleet_reports import router as fleet_reports_router
+from overview.api.index import router as index_router
+from overview.api.parameters import refuse_unknown_parameters
 from overview.api.routes import router
 from overview.notices.schema import openapi_webhooks
 from overview.pages.errors import database_unavailable
@@ -47,7 +50,7 @@ api = NinjaAPI(
 # What a parameter that does not match its declared pattern should have been.
 _PATTERN_WORDS = {
     "release": "a release codename: lower case letters, digits and -",
-    "q": "part of a package name: letters, digits, +, - and .",
+    "package": "part of a package name: letters, digits, +, - and .",
 }
 
 
@@ -108,6 +111,8 @@ def _body_too_large(request: HttpRequest, error: Exception) -> HttpResponse:
     )
 
 
+api.add_decorator(refuse_unknown_parameters, mode="view")
+api.add_router("", index_router)
 api.add_router("", router)
 api.add_router("", fleet_router)
 api.add_router("", fleet_reports_router)

@@ -258,7 +258,9 @@ class PublicationFilters(Schema):
     percentage_min: Percentage = None
     percentage_max: Percentage = None
     verdict: Literal["regressed", "healthy", "insufficient"] | None = None
-    q: Annotated[str | None, Field(pattern=NAME_PART)] = None
+    package: Annotated[
+        str | None, Field(pattern=NAME_PART, description="Part of a source package name.")
+    ] = None
     page: Annotated[int, Field(ge=1, le=1_000_000)] = 1
     per_page: Annotated[int, Field(ge=1, le=MAX_PER_PAGE)] = DEFAULT_PER_PAGE
 
@@ -272,16 +274,19 @@ class PublicationFilters(Schema):
 def publications(request: HttpRequest, filters: Query[PublicationFilters]):
     """Filters as on the overview page: release (codename), state (phasing, paused,
     halted), verdict (regressed, healthy, insufficient), percentage_min and percentage_max
-    (0..100), q (part of the package name). An unknown release, or a page past the last,
-    is a 404; a range whose lowest percentage is above its highest matches nothing."""
+    (0..100), package (part of the package name, as the overview's `q`). An unknown
+    release, or a page past the last, is a 404; a range whose lowest percentage is above
+    its highest matches nothing; a parameter not listed here is a 400."""
     low, high = filters.percentage_min, filters.percentage_max
     if low is not None and high is not None and low > high:
         return {"count": 0, "next": None, "previous": None, "results": []}
     data = QueryDict(mutable=True)
-    for name in ("release", "state", "verdict", "percentage_min", "percentage_max", "q"):
+    for name in ("release", "state", "verdict", "percentage_min", "percentage_max"):
         value = getattr(filters, name)
         if value is not None:
             data[name] = str(value)
+    if filters.package is not None:
+        data["q"] = filters.package  # the overview filter's name for it
     filterset = PublicationFilter(
         data,
         queryset=selectors.active_publications().order_by(

@@ -388,6 +388,9 @@ class Notification(models.Model):
 
     class Meta:
         ordering = ("-created_at",)
+        # In the admin: every email the product wrote, sent or not.
+        verbose_name = "email in the outbox"
+        verbose_name_plural = "outbox"
         constraints = [
             models.UniqueConstraint(name="one_email_per_person_per_halt", fields=("event", "person"))
         ]

@@ -67,6 +67,12 @@ def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
     return defaults.bad_request(request, exception)
 
 
+def permission_denied(request: HttpRequest, exception: Exception) -> HttpResponse:
+    if is_api(request):
+        return api_error(403, "Forbidden")
+    return defaults.permission_denied(request, exception)
+
+
 def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
     if is_api(request):
         return api_error(404, "Not Found")

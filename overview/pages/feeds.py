@@ -1,15 +1,16 @@
 """Atom feeds of halted updates and of every phasing change, each filterable by release
-and by source package."""
+and by source package, and the page that explains them with their subscribe links."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
 
+from django.conf import settings
 from django.contrib.syndication.views import Feed
-from django.http import Http404, HttpRequest
-from django.shortcuts import get_object_or_404
-from django.urls import reverse
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.urls import get_script_prefix, reverse
 from django.utils.feedgenerator import Atom1Feed
 from django.utils.http import urlencode
 
@@ -132,9 +133,11 @@ class _PhasingEventsFeed(Feed):
         return f"{publication.source_package.get_absolute_url()}?{query}#event-{item.pk}"
 
     def item_guid(self, item: Item) -> str:
+        # Atom ids are absolute IRIs (RFC 4287 4.2.6), the same whichever host name a
+        # reader used: on the configured site, as the links in emails.
         if isinstance(item, ReleaseNote):
-            return f"{self.item_link(item)}#note-{item.first_id}"
-        return self.item_link(item)
+            return _on_site(f"{self.item_link(item)}#note-{item.first_id}")
+        return _on_site(self.item_link(item))
 
     def item_pubdate(self, item: Item) -> datetime:
         return item.created_at
@@ -146,6 +149,14 @@ class _PhasingEventsFeed(Feed):
         return item.actor_name
 
 
+def _on_site(path: str) -> str:
+    """`path` (from reverse()) on PHASING_SITE_URL, whose own path replaces the script prefix."""
+    prefix = get_script_prefix()
+    if path.startswith(prefix):
+        path = path[len(prefix) :]
+    return settings.PHASING_SITE_URL.rstrip("/") + "/" + path.lstrip("/")
+
+
 class HaltsFeed(_PhasingEventsFeed):
     kinds = (EventKind.HALTED,)
     what = "Halted updates"
@@ -155,3 +166,9 @@ class HaltsFeed(_PhasingEventsFeed):
 class ChangesFeed(_PhasingEventsFeed):
     what = "Phasing changes"
     url_name = "overview:feed-changes"
+
+
+def feeds_page(request: HttpRequest) -> HttpResponse:
+    """What each feed holds and how to subscribe, for every release (one query)."""
+    releases = Release.objects.order_by("-version").values_list("codename", flat=True)
+    return render(request, "overview/feeds.html", {"releases": list(releases)})

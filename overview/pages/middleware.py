@@ -30,6 +30,28 @@ class RejectNulBytesMiddleware:
         return self.get_response(request)
 
 
+class ApiErrorsAsJsonMiddleware:
+    """Under the API every error is JSON, also the 404 of an address no endpoint has, which
+    Django answers with its own HTML page in development (DEBUG skips handler404)."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if (
+            is_api(request)
+            and response.status_code >= 400
+            and not response.get("Content-Type", "").startswith("application/json")
+        ):
+            replaced = api_error(response.status_code, response.reason_phrase)
+            for header in ("Retry-After", "Allow"):
+                if header in response:
+                    replaced[header] = response[header]
+            return replaced
+        return response
+
+
 class DatabaseUnavailableMiddleware:
     """A view that finds the database gone answers 503 (JSON under the API), in development
     as in production, rather than a server error page."""

@@ -35,6 +35,7 @@ from packages.domain import policy as policy_rules
 from packages.holds import HoldReason
 from packages.models import (
     ACTIVE_STATES,
+    NOTE_KINDS,
     EventKind,
     PhasingEvent,
     PhasingState,
@@ -87,8 +88,10 @@ def _with_phasing_context(publications: QuerySet[Publication]) -> QuerySet[Publi
 
 def active_publications() -> QuerySet[PublicationInPhasing]:
     """Publications in phasing, paused or halted, with their sort keys annotated."""
-    last_event = PhasingEvent.objects.filter(publication=OuterRef("pk")).order_by(
-        "-created_at", "-id"
+    last_event = (
+        PhasingEvent.objects.filter(publication=OuterRef("pk"))
+        .exclude(kind__in=NOTE_KINDS)
+        .order_by("-created_at", "-id")
     )
     publications = (
         Publication.objects.filter(state__in=ACTIVE_STATES)

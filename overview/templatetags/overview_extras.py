@@ -6,6 +6,7 @@ from __future__ import annotations
 from django import template
 from django.core.exceptions import ObjectDoesNotExist
 
+from overview.demo_seeding import progress as demo_seeding_progress
 from overview.models import Assessment
 from overview.pages import wording
 from packages.models import Publication
@@ -26,6 +27,12 @@ for _name in (
     "averted_words",
 ):
     register.filter(_name, getattr(wording, _name))
+
+
+@register.inclusion_tag("overview/_demo_seeding.html")
+def demo_seeding() -> dict:
+    """The banner while seed_demo replays the demo's week (read from the cache, no query)."""
+    return {"seeding": demo_seeding_progress()}
 
 
 @register.filter

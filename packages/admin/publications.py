@@ -24,6 +24,7 @@ from packages.admin.actions import (
     release_action,
     report_outcome,
 )
+from packages.admin.filters import PublicationStateFilter
 from packages.admin.forms import (
     PolicyChangeForm,
     ReasonForm,
@@ -32,6 +33,7 @@ from packages.admin.forms import (
 )
 from packages.dependency_warnings import needs_behind, warning_lines
 from packages.models import (
+    NOTE_KINDS,
     PhasingEvent,
     Publication,
     Release,
@@ -104,8 +106,10 @@ class PublicationAdmin(PhasingPermissionMixin, admin.ModelAdmin):
         "public_page",
     )
     list_display_links = ("version",)
-    list_filter = ("release", "state", "pocket")
-    search_fields = ("source_package__name",)
+    # Opens on the updates in phasing; "All" under state shows every publication.
+    list_filter = ("release", PublicationStateFilter, "pocket")
+    # "bash 5.2" finds bash's versions containing 5.2: each word must match one field.
+    search_fields = ("source_package__name", "version")
     list_select_related = ("release", "source_package")
     list_per_page = 100
     ordering = ("-date_published", "-id")
@@ -124,6 +128,7 @@ class PublicationAdmin(PhasingPermissionMixin, admin.ModelAdmin):
     def get_queryset(self, request: HttpRequest) -> QuerySet[Publication]:
         last_event = (
             PhasingEvent.objects.filter(publication=OuterRef("pk"))
+            .exclude(kind__in=NOTE_KINDS)
             .order_by("-created_at", "-id")
             .values("created_at")[:1]
         )

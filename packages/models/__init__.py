@@ -255,6 +255,12 @@ class EventKind(models.TextChoices):
     SCHEDULED_CANCELLED = "scheduled_cancelled", "Scheduled change cancelled"
 
 
+# Notes on the updates a release- or package-wide decision touches (a freeze, a policy):
+# in their histories and feeds, but not a change of the update itself, so never its
+# "Last change".
+NOTE_KINDS = (EventKind.FROZEN, EventKind.UNFROZEN, EventKind.POLICY, EventKind.RELEASE)
+
+
 class WriteBack(models.TextChoices):
     NOT_NEEDED = "", "—"
     APPLIED = "applied", "Written to the source"

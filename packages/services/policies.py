@@ -54,8 +54,10 @@ def policy_set(
     """Create or change the policy of a package, a release, or (neither) all updates.
 
     The audit record is an admin LogEntry on the policy (its history page in the admin),
-    naming the actor, the reason and each field's old and new value; the controller reads
-    the new policy at its next tick.
+    naming the actor, the reason and the old and new value of each field that changed (for
+    a new policy, each field that differs from the global policy or the defaults it
+    replaces); the controller reads the new policy at its next tick. Each update in phasing
+    under it gets a note with the same words, unless nothing changed.
     """
     reason = reason_required(reason)
     now = now or timezone.now()
@@ -85,7 +87,8 @@ def policy_set(
         created = policy is None
         if policy is None:
             policy = Policy(release=scope_release, source_package=scope_package)
-        before = {name: getattr(policy, name) for name in fields}
+        applied = _applied_before(policy) if created else policy
+        before = {name: getattr(applied, name) for name in fields}
         for name, value in fields.items():
             setattr(policy, name, value)
         try:
@@ -97,7 +100,7 @@ def policy_set(
         changes = [
             f"{name} {before[name]!s} → {getattr(policy, name)!s}"
             for name in fields
-            if created or before[name] != getattr(policy, name)
+            if before[name] != getattr(policy, name)
         ]
         verb = "Created" if created else "Changed"
         message = (
@@ -115,5 +118,14 @@ def policy_set(
             touched = touched.filter(source_package=scope_package)
         elif scope_release is not None:
             touched = touched.filter(release=scope_release)
-        publications_note(touched, kind=EventKind.POLICY, reason=message, actor=actor, now=now)
+        if changes:
+            publications_note(touched, kind=EventKind.POLICY, reason=message, actor=actor, now=now)
     return policy
+
+
+def _applied_before(new: Policy) -> Policy:
+    """What a new policy replaces, as far as one policy can say: the global policy for a
+    release's or a package's, else the defaults."""
+    if new.release_id is None and new.source_package_id is None:
+        return Policy()
+    return Policy.objects.filter(release=None, source_package=None).first() or Policy()

@@ -35,6 +35,7 @@ from packages.public_names import public_name
 from packages.services import policies, releases, rollouts
 from packages.services.announcements import SIGN_OFF_REQUESTED, announce
 from packages.services.phasing import publications_note
+from packages.services.queueing import RUN_SCHEDULED_CHANGES, task_enqueue_at
 from packages.services.sign_off import sign_off_required
 
 log = logging.getLogger(__name__)
@@ -119,7 +120,19 @@ def scheduled_change_create(
     change.save(force_insert=True)
     if change.outcome == AWAITING_SIGN_OFF:
         announce(SIGN_OFF_REQUESTED, [(change.pk, change.action)])
+    _queue_run_at(run_at)
     return change
+
+
+def _queue_run_at(run_at: datetime) -> None:
+    """Ask a worker to run the due changes at `run_at`, after commit. Robust: a broker that
+    is down loses nothing, the periodic run (PHASING_SCHEDULED_CHANGES_INTERVAL) runs what
+    no task took; a task that finds the change not signed off yet leaves it waiting."""
+
+    def enqueue() -> None:
+        task_enqueue_at(RUN_SCHEDULED_CHANGES, run_at)
+
+    transaction.on_commit(enqueue, robust=True)
 
 
 def _locked_pending(change: ScheduledChange) -> ScheduledChange:

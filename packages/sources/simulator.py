@@ -208,6 +208,7 @@ class Simulator:
         releases: int = len(RELEASES),
         mean_days_between_updates: float = 40.0,
         anchor: datetime = datetime(2026, 9, 1, tzinfo=UTC),
+        calm_until: datetime | None = None,
     ) -> None:
         self.seed = seed
         self.package_count = packages
@@ -216,6 +217,10 @@ class Simulator:
         # Timelines start here (or at the release), whatever moment is asked about, so the
         # world seen by one sync is the world seen by the next.
         self.anchor = anchor
+        # Updates published before this carry no hidden regression: a demo's past that
+        # people already dealt with, so its replay does not open on a pile of halts.
+        # Everything else (versions, dates, people) is the same world.
+        self.calm_until = calm_until
         self.writes: list[tuple[str, str, str, int]] = []
         self._timelines: dict[tuple[str, str], tuple[datetime, list[Upload]]] = {}
 
@@ -312,6 +317,12 @@ class Simulator:
             if regression is None:
                 # Drawn apart, so the rest of the world stays as it was without them.
                 regression = self._install_failure(release.codename, package, number)
+                if regression is not None:
+                    # A failing maintainer script is fixed by a new upload soon, too.
+                    fix_rng = seeded_rng(self.seed, "install-fix", release.codename, package, number)
+                    gap_days = fix_rng.uniform(1.5, 4)
+            if self.calm_until is not None and moment < self.calm_until:
+                regression = None
             following = moment + timedelta(days=gap_days)
             uploads.append(
                 Upload(
@@ -363,6 +374,7 @@ class Simulator:
             if published > until:
                 break
             version = f"{base}.{number}"
+            regression = self._regression(rng)
             if together.kind == "breaks":
                 relation = Relation("breaks", binaries[0], together.names, "<<", upload.version)
             else:
@@ -385,7 +397,9 @@ class Simulator:
                     component=component,
                     binaries=binaries,
                     popularity=popularity,
-                    regression=self._regression(rng),
+                    regression=None
+                    if self.calm_until is not None and published < self.calm_until
+                    else regression,
                     relations=(relation,),
                 )
             )

@@ -70,3 +70,39 @@ def test_the_publications_list_costs_a_fixed_number_of_queries(
     with django_assert_num_queries(8):
         response = archive_admin.get(reverse(CHANGELIST))
     assert response.status_code == 200
+
+
+def test_the_publications_list_opens_on_updates_in_phasing_and_all_clears_it(archive_admin):
+    for name, state in [
+        ("rising", PhasingState.PHASING),
+        ("paused", PhasingState.PAUSED),
+        ("halted", PhasingState.HALTED),
+        ("done", PhasingState.COMPLETE),
+        ("old", PhasingState.SUPERSEDED),
+    ]:
+        PublicationFactory(source_package=SourcePackageFactory(name=name), state=state)
+
+    def listed(**query) -> set[str]:
+        response = archive_admin.get(reverse(CHANGELIST), query)
+        return {p.source_package.name for p in response.context["cl"].result_list}
+
+    assert listed() == {"rising", "paused", "halted"}
+    assert listed(state__exact="all") == {"rising", "paused", "halted", "done", "old"}
+    assert listed(state__exact="complete") == {"done"}
+    body = archive_admin.get(reverse(CHANGELIST)).content.decode()
+    assert "?state__exact=all" in body and "In phasing (phasing, paused or halted)" in body
+
+
+def test_the_publications_list_searches_by_package_and_version(archive_admin):
+    bash = SourcePackageFactory(name="bash")
+    PublicationFactory(source_package=bash, version="5.2-2ubuntu0.1")
+    PublicationFactory(source_package=bash, version="5.1-6ubuntu1.1")
+    PublicationFactory(source_package=SourcePackageFactory(name="zsh"), version="5.2-3ubuntu0.1")
+
+    def found(words: str) -> set[str]:
+        response = archive_admin.get(reverse(CHANGELIST), {"q": words})
+        return {f"{p.source_package.name} {p.version}" for p in response.context["cl"].result_list}
+
+    assert found("bash") == {"bash 5.2-2ubuntu0.1", "bash 5.1-6ubuntu1.1"}
+    assert found("5.2-") == {"bash 5.2-2ubuntu0.1", "zsh 5.2-3ubuntu0.1"}
+    assert found("bash 5.2") == {"bash 5.2-2ubuntu0.1"}

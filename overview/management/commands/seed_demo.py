@@ -2,9 +2,15 @@
 
 The histories on the pages are the controller's own: the simulated archive is synced and
 the real controller ticks hour by hour over the last days, halting the updates whose
-crash reports show a regression. A false alarm is overridden by the demo triager and
-resumed by the demo archive admin, as people would. Re-running continues from where the
-last run stopped, so nothing is made twice.
+crash reports show a regression (and emailing their signers). Updates published before
+the replay carry no regression (their problems were dealt with before), so the halts fall
+over the week as their regressions show, not all at its first tick. A false alarm is
+overridden by the demo triager and resumed by the demo archive admin, as people would.
+The demo also holds one update for data (a package policy that wants more reports of the
+previous version), freezes one release a few hours before the end (a point release),
+and leaves one release to 100% waiting for a second archive admin's sign-off
+(overview.demo_scenes). Re-running continues from where the last run stopped, so nothing
+is made twice.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from django.test.utils import override_settings
 from django.utils import timezone
 from tqdm import tqdm
 
+from overview import demo_scenes, demo_seeding
 from overview.controller import tick as controller
 from overview.controller.notifications import notifications_sent_here
 from overview.evidence.crash_sync import crashes_sync
@@ -55,11 +62,16 @@ class Command(BaseCommand):
         )
         parser.add_argument("--packages", type=int, default=0, help="source packages (default 300)")
         parser.add_argument(
-            "--baseline-days", type=int, default=15, help="days of crash reports before the replay"
+            "--baseline-days", type=int, default=7, help="days of crash reports before the replay"
         )
         parser.add_argument("--days", type=int, default=7, help="days of history to replay")
         parser.add_argument(
-            "--step-hours", type=int, default=1, help="hours between replayed ticks"
+            # Every 3 hours: half the policy's interval, so no step is late by more than
+            # a tick, at a third of the cost of hourly ticks (each tick judges every update).
+            "--step-hours",
+            type=int,
+            default=3,
+            help="hours between replayed ticks",
         )
         parser.add_argument(
             "--mean-days", type=float, default=40.0, help="mean days between updates of a package"
@@ -78,9 +90,6 @@ class Command(BaseCommand):
             if options["publications"]
             else 300
         )
-        simulator = Simulator(
-            seed=options["seed"], packages=packages, mean_days_between_updates=options["mean_days"]
-        )
         now = timezone.now().replace(minute=0, second=0, microsecond=0)
         done = SourceSync.objects.filter(name=REPLAY).first()
         start = (
@@ -91,6 +100,27 @@ class Command(BaseCommand):
         if start >= now:
             self.stdout.write("The demo is up to date; nothing to replay.")
             return
+        claimed = demo_seeding.replay_claim(now=timezone.now())
+        if claimed is None:
+            self.stdout.write("Another seed_demo is replaying the demo; nothing seeded.")
+            return
+        self._held = claimed
+        try:
+            self._seed(options, packages=packages, releases=releases, start=start, now=now)
+        finally:
+            claimed.release()
+            demo_seeding.progress_report(None)
+
+    def _seed(self, options, *, packages: int, releases: int, start, now) -> None:
+        self._days = max(1, round((now - start) / timedelta(days=1)))
+        done = SourceSync.objects.filter(name=REPLAY).first()
+        first_run = done is None
+        simulator = Simulator(
+            seed=options["seed"],
+            packages=packages,
+            mean_days_between_updates=options["mean_days"],
+            calm_until=start if first_run else None,
+        )
         self.stdout.write(
             f"Simulated archive: seed {options['seed']}, {packages} packages × {releases} releases"
         )
@@ -100,12 +130,14 @@ class Command(BaseCommand):
             notifications_sent_here(),
             write_back_deferred() as pending,
         ):
+            scenes = demo_scenes.Scenes.plan(simulator, start=start, now=now) if first_run else None
             self._replay(
                 simulator,
                 start,
                 now,
                 step=timedelta(hours=options["step_hours"]),
                 baseline=timedelta(days=options["baseline_days"]),
+                scenes=scenes,
             )
             percentages_mark_applied(event_ids=pending, detail="recorded by the simulator")
         SourceSync.objects.update_or_create(
@@ -121,19 +153,33 @@ class Command(BaseCommand):
         )
 
     def _replay(
-        self, simulator: Simulator, start, now, *, step: timedelta, baseline: timedelta
+        self,
+        simulator: Simulator,
+        start,
+        now,
+        *,
+        step: timedelta,
+        baseline: timedelta,
+        scenes: demo_scenes.Scenes | None,
     ) -> None:
         feed = SimulatedCrashFeed(simulator)
         crashes = LocalCrashSource(feed=feed)
         publications_sync(simulator, now=start)
         with tqdm(desc="crash reports before the replay", unit=" reports", file=self.stderr) as bar:
-            crashes_sync(crashes, since=start - baseline, now=start, progress=bar.update)
+
+            def reports_read(count: int) -> None:
+                bar.update(count)
+                self._working(None)
+
+            crashes_sync(crashes, since=start - baseline, now=start, progress=reports_read)
         triager = get_user_model().objects.filter(groups__name=TRIAGERS).first()
         admin = (
             get_user_model()
             .objects.filter(Q(groups__name=ARCHIVE_ADMINS) | Q(is_superuser=True))
             .first()
         )
+        if scenes is not None and admin is not None:
+            scenes.before_replay(admin)
         steps = int((now - start) / step)
         moment = start
         with tqdm(
@@ -143,11 +189,22 @@ class Command(BaseCommand):
                 moment = min(moment + step, now)
                 publications_sync(simulator, now=moment, since=moment - step - timedelta(hours=1))
                 crashes_sync(crashes, since=moment - step, now=moment)
+                if scenes is not None and admin is not None:
+                    scenes.during_replay(admin, moment)
                 decisions = controller.tick(now=moment, crash_source=crashes)
                 halts = [d for d in decisions if d.action == "halt"]
                 if halts and triager and admin:
                     self._triage_false_alarms(feed, halts, triager, admin, moment)
                 bar.update(1)
+                self._working(demo_seeding.Progress(bar.n, steps, self._days))
+        if scenes is not None and admin is not None:
+            scenes.after_replay(admin)
+
+    def _working(self, progress: demo_seeding.Progress | None) -> None:
+        """Keep the replay's lease (the live controller waits for it) and say how far it is."""
+        self._held.renew()
+        if progress is not None:
+            demo_seeding.progress_report(progress)
 
     def _triage_false_alarms(self, feed, halts, triager, admin, moment) -> None:
         """A triager finds the halt was not caused by the update, overrides it; phasing resumes.

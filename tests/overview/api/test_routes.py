@@ -147,8 +147,72 @@ def test_publications_filter_as_the_page_does(anonymous):
 
     assert names("release=noble") == ["bash", "zsh"]
     assert names("percentage_min=50") == ["zsh"]
-    assert names("q=bash") == ["bash", "bashtop"]
+    assert names("package=bash") == ["bash", "bashtop"]
+    assert anonymous.get("/api/v1/publications/?q=bash").status_code == 400  # one name: package
     assert names("state=halted") == []
+
+
+@pytest.mark.parametrize(
+    "path, unknown",
+    [
+        ("/api/v1/publications/?limit=5", "limit"),
+        ("/api/v1/publications/?source_package=bash", "source_package"),
+        ("/api/v1/problems/?package=bash", "package"),
+        ("/api/v1/scheduled-changes/?release=noble", "release"),
+    ],
+)
+def test_a_parameter_an_endpoint_does_not_take_is_a_400_naming_it(anonymous, path, unknown):
+    response = anonymous.get(path)
+
+    assert response.status_code == 400
+    detail = response.json()["detail"]
+    assert detail.startswith(f"unknown query parameter: {unknown}; this endpoint takes ")
+    assert "page" in detail.split("takes ")[1]
+
+
+def test_the_unknown_parameters_are_named_with_every_one_the_endpoint_takes(anonymous):
+    response = anonymous.get("/api/v1/publications/?limit=5&sort=name&release=noble")
+
+    assert response.json()["detail"] == (
+        "unknown query parameters: limit, sort; this endpoint takes package, page, per_page, "
+        "percentage_max, percentage_min, release, state, verdict"
+    )
+
+
+def test_an_endpoint_without_query_parameters_says_so(anonymous):
+    bucket = ErrorBucketFactory()
+    response = anonymous.get(f"/api/v1/problems/{bucket.pk}/?verbose=1")
+
+    assert (response.status_code, response.json()["detail"]) == (
+        400,
+        "unknown query parameter: verbose; this endpoint takes no query parameters",
+    )
+
+
+def test_the_api_root_is_a_json_index_of_its_endpoints(anonymous):
+    response = anonymous.get("/api/v1/")
+
+    assert response.status_code == 200
+    body = response.json()
+    assert body["openapi"] == "http://testserver/api/v1/openapi.json"
+    urls = {e["name"]: (e["method"], e["url"]) for e in body["endpoints"]}
+    assert urls["publications"] == ("GET", "http://testserver/api/v1/publications/")
+    assert urls["publication_events"] == (
+        "GET",
+        "http://testserver/api/v1/publications/{publication_id}/events/",
+    )
+    assert urls["machines"] == ("POST", "http://testserver/api/v1/machines/")
+    assert len(urls) == 7
+
+
+def test_an_address_under_the_api_no_endpoint_has_is_a_json_404_in_development(anonymous, settings):
+    settings.DEBUG = True  # Django answers its own HTML 404 then, not handler404
+
+    response = anonymous.get("/api/v1/no-such-thing/")
+
+    assert response.status_code == 404
+    assert response["Content-Type"] == "application/json"
+    assert response.json() == {"detail": "Not Found"}
 
 
 def test_publications_are_paginated_with_a_next_link(anonymous):
@@ -318,7 +382,7 @@ def test_the_docs_are_swagger_from_local_static_files(anonymous):
 @pytest.mark.parametrize(
     "path, status",
     [
-        ("/api/v1/publications/?q=to%00ol", 400),
+        ("/api/v1/publications/?package=to%00ol", 400),
         ("/api/v1/problems/%00/", 400),
         ("/api/v1/no-such-thing/", 404),
         ("/api/v1/publications/?page=999", 404),

@@ -32,9 +32,11 @@ def test_the_api_answers_as_its_schema_declares(live_server, mode):
     ScheduledChangeFactory(publication=publication)
     schema = schemathesis.openapi.from_url(f"{live_server.url}/api/v1/openapi.json")
     operations = [result.ok() for result in schema.get_all_operations()]
-    assert len(operations) == 8
+    assert len(operations) == 9  # the index at /api/v1/, the fleet reports and seven endpoints
 
     for operation in operations:
+        if mode is GenerationMode.NEGATIVE and not list(operation.iter_parameters()):
+            continue  # the index takes nothing, so nothing can be sent wrong
 
         @given(case=operation.as_strategy(generation_mode=mode))
         @settings(

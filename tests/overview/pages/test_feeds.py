@@ -73,6 +73,39 @@ def test_the_halts_feed_lists_halted_updates_linking_their_history(anonymous, ev
     assert entry["author"] == "controller"
 
 
+def test_entry_ids_are_absolute_on_the_configured_site_whatever_the_host(
+    anonymous, events, settings
+):
+    settings.PHASING_SITE_URL = "https://phasing.example.org/sru/"
+    halt, _ = events
+
+    root = ElementTree.fromstring(anonymous.get("/feeds/halts/").content)
+    [entry_id] = [entry.findtext(f"{ATOM}id") for entry in root.findall(f"{ATOM}entry")]
+
+    assert entry_id == (
+        f"https://phasing.example.org/sru/source/bash/?release=noble#event-{halt.pk}"
+    )
+
+
+def test_the_feeds_page_explains_each_feed_with_its_subscribe_links(anonymous, events):
+    response = anonymous.get("/feeds/")
+
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert '<a href="/feeds/halts/" type="application/atom+xml">Subscribe to halted updates' in html
+    assert '<a href="/feeds/changes/" type="application/atom+xml">Subscribe to all changes' in html
+    assert 'href="/feeds/halts/?release=jammy"' in html
+    assert 'href="/feeds/changes/?release=noble"' in html
+    assert "?package=" in html
+
+
+def test_the_feeds_link_in_the_navigation_opens_the_feeds_page_not_raw_xml(anonymous):
+    html = anonymous.get("/machine/").content.decode()
+
+    nav = html[html.index('<nav aria-label="Site">') : html.index("</nav>")]
+    assert '<a href="/feeds/">Feeds</a>' in nav
+
+
 def test_the_changes_feed_lists_every_change_newest_first(anonymous, events):
     titles = [e["title"] for e in _entries(anonymous.get("/feeds/changes/"))]
 

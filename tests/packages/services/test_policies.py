@@ -75,3 +75,43 @@ def test_the_database_refuses_a_policy_out_of_bounds_whoever_writes_it():
 
     with pytest.raises(IntegrityError):
         Policy.objects.create(interval=timedelta(days=999_999_999))
+
+
+def test_a_policy_change_names_only_the_fields_that_changed(superuser, publication):
+    from packages.models import EventKind
+    from packages.services import policy_set
+
+    policy_set(actor=superuser, reason="start", step=10, ceiling=100)
+    policy_set(actor=superuser, reason="slower", step=5, ceiling=100, quiet_weekend=False)
+
+    note = publication.events.filter(kind=EventKind.POLICY).latest("id")
+    assert note.reason == "Changed all updates: step 10 → 5. Reason: slower"
+    assert LogEntry.objects.latest("id").change_message == note.reason
+
+
+def test_a_new_policy_names_only_what_differs_from_the_policy_it_replaces(superuser):
+    from packages.services import policy_set
+
+    policy_set(actor=superuser, reason="global", step=5)
+    policy_set(
+        scope_release=ReleaseFactory(codename="noble"),
+        actor=superuser,
+        reason="noble as all",
+        step=5,
+        ceiling=50,
+        quiet_weekend=False,
+    )
+
+    assert LogEntry.objects.latest("id").change_message == (
+        "Created release noble: ceiling 100 → 50. Reason: noble as all"
+    )
+
+
+def test_a_policy_change_that_changes_nothing_leaves_no_note_on_the_updates(superuser, publication):
+    from packages.models import EventKind
+    from packages.services import policy_set
+
+    policy_set(actor=superuser, reason="start", step=5)
+    policy_set(actor=superuser, reason="again", step=5)
+
+    assert publication.events.filter(kind=EventKind.POLICY).count() == 1

@@ -317,10 +317,30 @@ def test_the_actions_refuse_targets_that_do_not_fit(alice):
     assert not ScheduledChange.objects.exists()
 
 
-def test_beat_runs_the_task_every_minute_by_default(settings):
+def test_beat_runs_what_no_worker_ran_every_five_minutes_not_a_no_op_every_minute(settings):
     entry = settings.CELERY_BEAT_SCHEDULE["scheduled-changes"]
     assert entry["task"] == run_scheduled_changes.name
-    assert entry["schedule"] == 60.0
+    assert entry["schedule"] == 300.0
+
+
+def test_a_scheduled_change_asks_a_worker_to_run_it_at_its_time_after_commit(
+    alice, monkeypatch, django_capture_on_commit_callbacks
+):
+    asked: list[dict] = []
+    monkeypatch.setattr(run_scheduled_changes, "apply_async", lambda **kw: asked.append(kw))
+    run_at = NOW + timedelta(hours=3)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        scheduled_change_create(
+            action=ScheduledAction.PAUSE,
+            publication=PublicationFactory(),
+            actor=alice,
+            reason="weekend",
+            run_at=run_at,
+        )
+        assert asked == []  # not before the change is stored
+
+    assert asked == [{"eta": run_at}]
 
 
 def test_the_command_lists_pending_changes_and_runs_those_due(alice):

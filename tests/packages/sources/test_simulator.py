@@ -35,3 +35,30 @@ def test_some_updates_carry_each_kind_of_regression():
     simulator = Simulator(packages=300)
     kinds = {u.regression.kind for u in simulator.uploads(until=NOW) if u.regression}
     assert kinds == {"new_bucket", "increased_rate", "false_alarm", "install_failure"}
+
+
+def test_a_calm_past_is_the_same_world_without_regressions_before_it():
+    calm_until = NOW - timedelta(days=7)
+    plain = list(Simulator(packages=80).uploads(until=NOW))
+    calm = list(Simulator(packages=80, calm_until=calm_until).uploads(until=NOW))
+
+    def shape(uploads):
+        return [(u.release, u.package, u.version, u.published, u.superseded) for u in uploads]
+
+    assert shape(calm) == shape(plain)
+    assert any(u.regression for u in plain if u.published < calm_until)
+    assert not any(u.regression for u in calm if u.published < calm_until)
+    assert [u.regression for u in calm if u.published >= calm_until] == [
+        u.regression for u in plain if u.published >= calm_until
+    ]
+
+
+def test_an_update_that_fails_to_install_is_fixed_by_a_new_upload_within_days():
+    failing = [
+        u
+        for u in Simulator(packages=300).uploads(until=NOW)
+        if u.regression is not None and u.regression.kind == "install_failure"
+    ]
+
+    assert failing
+    assert all(u.superseded - u.published <= timedelta(days=4) for u in failing)
