@@ -18,11 +18,16 @@ from overview.filters import PublicationFilter
 from overview.forms import MachineForm
 from overview.models import CrashReport
 from overview.page_cache import anonymous_page_cache, mark_cacheable
+from overview.pages import attention as attention_list
+from overview.pages import reads as overview_reads
+from overview.pages.lines import update_lines
+from overview.pages.updates_table import UpdatesTable
 from overview.source_statuses import source_statuses
 from overview.status import service_status
 from overview.tables import PAGINATE, BucketCountsTable, OverviewTable, SafeTableExport
+from packages.group_cache import groups_for_pages
 from packages.models import ACTIVE_STATES, Publication
-from packages.selectors import dependency_groups, pending_scheduled_changes, policies_by_scope
+from packages.selectors import pending_scheduled_changes, policies_by_scope
 
 EXPORT_FORMATS = ("csv", "json")
 MACHINE_PAGE_SIZE = 50
@@ -55,32 +60,46 @@ def index(request: HttpRequest) -> HttpResponse:
     now = timezone.now()
     filterset = PublicationFilter(request.GET or None, queryset=selectors.active_publications())
     policies = policies_by_scope()
-    table = OverviewTable(filterset.qs, policies=policies, now=now)
     export_format = request.GET.get("_export")
     if export_format in EXPORT_FORMATS:
-        # The whole filtered table, sorted as shown, not one page of it.
-        RequestConfig(request, paginate=False).configure(table)
-        return SafeTableExport(export_format, table).response(f"phasing-updates.{export_format}")
-    # Dependent groups: what each update needs, with the updates off this page.
-    groups = table.groups = dependency_groups(policies=policies)
-    summaries = selectors.release_summaries(
-        filterset.apply_to(Publication.objects.filter(state__in=ACTIVE_STATES))
+        # The whole filtered table with every column, sorted as shown, not one page of it.
+        export = OverviewTable(filterset.qs, policies=policies, now=now)
+        RequestConfig(request, paginate=False).configure(export)
+        return SafeTableExport(export_format, export).response(f"phasing-updates.{export_format}")
+    table = UpdatesTable(
+        overview_reads.overview_publications(filterset.qs), policies=policies, now=now
     )
+    # Dependent groups: what each update needs, kept per data version (packages.group_cache).
+    groups = table.groups = groups_for_pages(policies=policies)
+    in_phasing = filterset.apply_to(Publication.objects.filter(state__in=ACTIVE_STATES))
+    summaries = selectors.release_summaries(in_phasing)
     # The summaries counted the same rows: the paginator need not count them again.
     total = sum(summary.total for summary in summaries)
     RequestConfig(request, paginate={**PAGINATE, "count": total}).configure(table)
     if table.grouped:
         # The release headings say it; the column comes back when sorting by another.
         table.columns.hide("release")
+    scheduled = pending_scheduled_changes()
+    records = [row.record for row in (table.page.object_list if table.page else table.rows)]
+    table.lines = update_lines(
+        records, policies=policies, groups=groups, scheduled=scheduled, now=now
+    )
     context = {
         "filter": filterset,
         "table": table,
+        "attention": attention_list.attention(
+            rows=overview_reads.needs_person_rows(in_phasing),
+            counts=overview_reads.needs_person_counts(in_phasing),
+            scheduled=scheduled,
+            summaries=summaries,
+            now=now,
+        ),
         "summaries": summaries,
         "completed": selectors.recently_completed(now=now),
         "averted": selectors.averted(now=now),
         "completed_days": selectors.RECENTLY_COMPLETED_DAYS,
         "group_count": sum(1 for group in groups.values() if group.needs),
-        "scheduled": pending_scheduled_changes(),
+        "scheduled": scheduled,
         "now": now,
         # Shown on top when something fails, and in the footer (which reads it from here).
         "service_status": service_status(now=now),
@@ -136,7 +155,7 @@ def machine(request: HttpRequest) -> HttpResponse:
             machine_id=form.cleaned_data["machine_id"],
             policies=policies,
             now=now,
-            groups=dependency_groups(policies=policies),
+            groups=groups_for_pages(policies=policies),
         )
         context.update(
             page=page,

@@ -8,6 +8,7 @@ from django.shortcuts import render
 from django.utils import timezone
 
 from packages import selectors
+from packages.group_cache import groups_for_pages
 from packages.models import Release, SourcePackage
 
 PUBLICATIONS_PAGE_SIZE = 30
@@ -36,7 +37,7 @@ def history(request: HttpRequest, name: str) -> HttpResponse:
         selectors.history_publications(package=package, release=release), PUBLICATIONS_PAGE_SIZE
     ).get_page(request.GET.get("page"))
     # Versions in a dependent group say what they need and what needs them.
-    groups = selectors.dependency_groups(policies=selectors.policies_by_scope())
+    groups = groups_for_pages(policies=selectors.policies_by_scope())
     grouped = [(p, groups.get(p.pk)) for p in publications]
     events = Paginator(
         selectors.history_events(package=package, release=release), EVENTS_PAGE_SIZE

@@ -11,7 +11,7 @@ from datetime import datetime
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
-from django.urls import reverse
+from django.urls import NoReverseMatch, reverse
 
 from packages import policy as policy_rules
 from packages import words
@@ -206,6 +206,13 @@ class Publication(SourceFacts, models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("packages:history", args=[self.source_package.name])
+
+    def get_update_url(self) -> str:
+        """The update's own page (overview:update), where its facts and actions are."""
+        try:
+            return reverse("overview:update", args=[self.pk])
+        except NoReverseMatch:  # the page's route is not installed: its address all the same
+            return f"/updates/{self.pk}/"
 
     @property
     def is_active(self) -> bool:
