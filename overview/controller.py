@@ -45,6 +45,7 @@ from overview.services.problems import problems_record_each
 from overview.sources import crash_source as configured_crash_source
 from overview.sources.base import CrashAnswer, CrashQuery, CrashSource, checked, unavailable
 from packages import policy as policy_rules
+from packages import words
 from packages.holds import HoldReason, hold_words
 from packages.models import (
     ACTIVE_STATES,
@@ -406,7 +407,9 @@ def _decide(
         return _hold(publication, HoldReason.QUIET_WEEKEND, "100% waits until Monday 12:00 UTC")
 
     overridden = [p for p in problems if p.is_overridden]
-    detail = "no problems" if not overridden else f"{len(overridden)} overridden problem(s)"
+    detail = (
+        "no problems" if not overridden else words.plural(len(overridden), "overridden problem")
+    )
     change = Change.advanced(old=percentage, new=target, why=detail)
     action = Action.COMPLETE if change.kind == EventKind.COMPLETED else Action.ADVANCE
     return (

@@ -81,7 +81,7 @@ def outlook_lines(outlook: Outlook) -> list[str]:
     if outlook.next == Next.COMPLETE:
         return ["complete"]
     if outlook.next == Next.HALT:
-        return [f"→ 0% at the next run: halts on {outlook.detail}"]
+        return [f"→ 0% at the next run: halts on {outlook.detail or 'its problems'}"]
     return [_hold_line(outlook)]
 
 
@@ -92,7 +92,8 @@ def _hold_line(outlook: Outlook) -> str:
         case HoldReason.PAUSED:
             return f"held: paused by {outlook.detail}" if outlook.detail else "held: paused"
         case HoldReason.CRASH_DATA_UNAVAILABLE:
-            return f"held: crash data unavailable since {utc_time(outlook.since)}"
+            since = f" since {utc_time(outlook.since)}" if outlook.since else ""
+            return f"held: crash data unavailable{since}"
         case HoldReason.QUIET_WEEKEND:
             return "held: quiet weekend, no update reaches 100% before Monday 12:00 UTC"
         case HoldReason.WAITING:

@@ -107,7 +107,7 @@ def next_words(outlook: Outlook) -> tuple[str, str]:
     if outlook.next == Next.COMPLETE:
         return "done", ""
     if outlook.next == Next.HALT:
-        return "→ 0 % at the next run", f"halts on {outlook.detail}"
+        return "→ 0 % at the next run", f"halts on {outlook.detail or 'its problems'}"
     match outlook.hold:
         case HoldReason.PROBLEMS | HoldReason.PULLED | HoldReason.PAUSED:
             return "waits for a person", ""

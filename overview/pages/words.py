@@ -34,10 +34,7 @@ def rough_duration(delta: timedelta) -> str:
         return "under an hour"
     if hours < 48:
         return f"~{round(hours)} h"
-    days = round(hours / 24)
-    if days > 60:
-        return "more than two months"
-    return f"~{days} days"
+    return f"~{round(hours / 24)} days"
 
 
 class VerdictKind(StrEnum):
@@ -78,11 +75,10 @@ def missing_words(needed: int, crashes_per_day: float) -> str:
     if needed <= 0:
         return "more crash reports"
     words = f"about {plural(rough_count(needed), 'more crash report')}"
-    if crashes_per_day > 0:
-        words += f", {rough_duration(timedelta(days=needed / crashes_per_day))} at today's traffic"
-    else:
-        words += ", none reported yet"
-    return words
+    days = needed / crashes_per_day if crashes_per_day > 0 else math.inf
+    if days > 60:
+        return words + ", more than two months at today's traffic"
+    return words + f", {rough_duration(timedelta(days=days))} at today's traffic"
 
 
 def override_words(by: str, reason: str) -> str:
@@ -115,8 +111,16 @@ def verdict_words(
     if blocking:
         return VerdictWords(VerdictKind.REGRESSED, ", ".join(dict.fromkeys(blocking)))
     if overridden:
-        who = "; ".join(dict.fromkeys(override_words(by, why) for by, why in overridden))
-        return VerdictWords(VerdictKind.OVERRIDDEN, who)
+        # One reason once, with everyone who gave it: 'by ada and tess: known crash'.
+        by_reason: dict[str, list[str]] = {}
+        for by, why in overridden:
+            names = by_reason.setdefault(" ".join(why.split()), [])
+            if by.strip() and by.strip() not in names:
+                names.append(by.strip())
+        said = "; ".join(
+            override_words(" and ".join(names), why) for why, names in by_reason.items()
+        )
+        return VerdictWords(VerdictKind.OVERRIDDEN, said)
     if verdict is None:
         return VerdictWords(VerdictKind.NOT_JUDGED)
     if verdict == "regressed":
@@ -139,9 +143,9 @@ def _round_share(value: float, step: int) -> int:
 def exposure_range(low: float, high: float) -> str:
     """'8–73 %': the share of machines running it, rounded no finer than it is known (to 5
     points when the range is wide), '' when nothing is known."""
+    low, high = min(low, high), max(low, high)
     if not (math.isfinite(low) and math.isfinite(high)) or high <= 0:
         return ""
-    low, high = min(low, high), max(low, high)
     step = 1 if high - low < 0.2 else 5
     lo, hi = _round_share(low, step), _round_share(high, step)
     if step == 5:  # widen, never narrow, what the rounding keeps

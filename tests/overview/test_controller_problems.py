@@ -164,7 +164,7 @@ def test_an_overridden_problem_does_not_halt_and_stays_visible(crashes):
     [decision] = tick(crashes, T0 + 6 * HOURS)
     publication.refresh_from_db()
     assert (publication.state, publication.phased_update_percentage) == (PhasingState.PHASING, 20)
-    assert decision.detail == "1 overridden problem(s)"
+    assert decision.detail == "1 overridden problem"
     assert Problem.objects.get(publication=publication).bucket == bucket
 
 
