@@ -19,6 +19,7 @@ from overview.forms import MachineForm
 from overview.models import CrashReport
 from overview.page_cache import anonymous_page_cache, mark_cacheable
 from overview.pages import attention as attention_list
+from overview.pages import kept
 from overview.pages import reads as overview_reads
 from overview.pages.lines import update_lines
 from overview.pages.updates_table import UpdatesTable
@@ -27,7 +28,7 @@ from overview.status import service_status
 from overview.tables import PAGINATE, BucketCountsTable, OverviewTable, SafeTableExport
 from packages.group_cache import groups_for_pages
 from packages.models import ACTIVE_STATES, Publication
-from packages.selectors import pending_scheduled_changes, policies_by_scope
+from packages.selectors import dependency_groups, pending_scheduled_changes, policies_by_scope
 
 EXPORT_FORMATS = ("csv", "json")
 MACHINE_PAGE_SIZE = 50
@@ -36,6 +37,9 @@ AFFECTED_PAGE_SIZE = 25
 
 # Parameters of the overview whose values are validated, so a URL made only of these is
 # one of a bounded set and may be kept by the page cache. The name search `q` is free text.
+# The overview's filters: what the summaries and the attention list are kept under.
+_FILTERS = ("release", "state", "verdict", "percentage_min", "percentage_max", "q")
+
 _CACHEABLE_PARAMETERS = frozenset(
     {"release", "state", "verdict", "percentage_min", "percentage_max", "sort", "page", "per_page"}
 )
@@ -59,7 +63,11 @@ def _cacheable(request: HttpRequest, table: OverviewTable) -> bool:
 def index(request: HttpRequest) -> HttpResponse:
     now = timezone.now()
     filterset = PublicationFilter(request.GET or None, queryset=selectors.active_publications())
-    policies = policies_by_scope()
+    # What does not change between two writes is kept per data version (overview.pages.kept):
+    # the policies, the dependent groups, the summaries, what needs a person, the scheduled
+    # changes. A request with a bad filter computes its own.
+    version = kept.current_version() if not filterset.errors else None
+    policies = kept.kept("policies", policies_by_scope, version=version)
     export_format = request.GET.get("_export")
     if export_format in EXPORT_FORMATS:
         # The whole filtered table with every column, sorted as shown, not one page of it.
@@ -69,17 +77,22 @@ def index(request: HttpRequest) -> HttpResponse:
     table = UpdatesTable(
         overview_reads.overview_publications(filterset.qs), policies=policies, now=now
     )
-    # Dependent groups: what each update needs, kept per data version (packages.group_cache).
-    groups = table.groups = groups_for_pages(policies=policies)
+    filters = tuple((name, tuple(request.GET.getlist(name))) for name in _FILTERS)
+    minute = int(now.timestamp() // 60)
+    groups = table.groups = kept.kept(
+        "groups", lambda: dependency_groups(policies=policies), version=version
+    )
     in_phasing = filterset.apply_to(Publication.objects.filter(state__in=ACTIVE_STATES))
-    summaries = selectors.release_summaries(in_phasing)
+    summaries = kept.kept(
+        ("summaries", filters), lambda: selectors.release_summaries(in_phasing), version=version
+    )
     # The summaries counted the same rows: the paginator need not count them again.
     total = sum(summary.total for summary in summaries)
     RequestConfig(request, paginate={**PAGINATE, "count": total}).configure(table)
     if table.grouped:
         # The release headings say it; the column comes back when sorting by another.
         table.columns.hide("release")
-    scheduled = pending_scheduled_changes()
+    scheduled = kept.kept("scheduled", pending_scheduled_changes, version=version)
     records = [row.record for row in (table.page.object_list if table.page else table.rows)]
     table.lines = update_lines(
         records, policies=policies, groups=groups, scheduled=scheduled, now=now
@@ -87,16 +100,24 @@ def index(request: HttpRequest) -> HttpResponse:
     context = {
         "filter": filterset,
         "table": table,
-        "attention": attention_list.attention(
-            rows=overview_reads.needs_person_rows(in_phasing),
-            counts=overview_reads.needs_person_counts(in_phasing),
-            scheduled=scheduled,
-            summaries=summaries,
-            now=now,
+        "attention": kept.kept(
+            ("attention", filters, minute),  # its lines say how long ago
+            lambda: attention_list.attention(
+                rows=overview_reads.needs_person_rows(in_phasing),
+                counts=overview_reads.needs_person_counts(in_phasing),
+                scheduled=scheduled,
+                summaries=summaries,
+                now=now,
+            ),
+            version=version,
         ),
         "summaries": summaries,
-        "completed": selectors.recently_completed(now=now),
-        "averted": selectors.averted(now=now),
+        "completed": kept.kept(
+            ("completed", minute), lambda: selectors.recently_completed(now=now), version=version
+        ),
+        "averted": kept.kept(
+            ("averted", minute), lambda: selectors.averted(now=now), version=version
+        ),
         "completed_days": selectors.RECENTLY_COMPLETED_DAYS,
         "group_count": sum(1 for group in groups.values() if group.needs),
         "scheduled": scheduled,
