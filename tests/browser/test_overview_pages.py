@@ -59,6 +59,7 @@ PAGES = {
     "overview": "/",
     "overview-sorted": "/?sort=-percentage",
     "history": "/source/mutter/?release=noble",
+    "history-group": "/source/openssh/",
     "machine": f"/machine/?machine_id={MACHINE_ID}&release=noble",
 }
 
@@ -120,6 +121,37 @@ def test_what_needs_a_person_comes_first_with_its_next_action(chromium, live_ser
     halted_line = page.locator("tr.line", has_text="mutter").first.inner_text()
     assert "0 % (was 40 %)" in halted_line and "halted" in halted_line
     context.close()
+
+
+def test_the_history_and_machine_tables_fit_1280_px_without_cut_columns(
+    chromium, live_server, world
+):
+    context = _context(chromium, live_server, DESKTOP, "light")
+    page = context.new_page()
+    cut = {}
+    for url in (PAGES["history"], PAGES["history-group"], PAGES["machine"]):
+        page.goto(url)
+        for n, widths in enumerate(
+            page.eval_on_selector_all(
+                ".table-wrap", "wraps => wraps.map(w => [w.scrollWidth, w.clientWidth])"
+            )
+        ):
+            if widths[0] > widths[1]:
+                cut[f"{url} table {n}"] = widths
+    context.close()
+    assert cut == {}
+
+
+def test_the_machine_page_answers_first_on_a_phone(chromium, live_server, world):
+    context = _context(chromium, live_server, PHONE, "light")
+    page = context.new_page()
+    page.goto(PAGES["machine"])
+    answer = page.locator(".machine-answer")
+    box = answer.bounding_box()
+    text = answer.inner_text()
+    context.close()
+    assert "This machine takes" in text and "in noble now" in text
+    assert box["y"] + box["height"] <= PHONE["height"]
 
 
 def test_the_overview_stacks_its_lines_on_a_phone(chromium, live_server, world, screenshots):
