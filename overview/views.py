@@ -5,12 +5,16 @@ Views stay thin: a selector reads, a table or form shapes, a template words.
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from django.conf import settings
 from django.core.paginator import Paginator
-from django.db.models import Count, Max, Min
+from django.db.models import Count, Max, Min, QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
+from django.template.loader import render_to_string
 from django.utils import timezone
+from django.utils.safestring import SafeString, mark_safe
 from django_tables2 import RequestConfig
 
 from overview import machine_selectors, selectors
@@ -27,7 +31,7 @@ from overview.source_statuses import source_statuses
 from overview.status import service_status
 from overview.tables import PAGINATE, BucketCountsTable, OverviewTable, SafeTableExport
 from packages.group_cache import groups_for_pages
-from packages.models import ACTIVE_STATES, Publication
+from packages.models import ACTIVE_STATES, Publication, ScheduledChange
 from packages.selectors import dependency_groups, pending_scheduled_changes, policies_by_scope
 
 EXPORT_FORMATS = ("csv", "json")
@@ -100,27 +104,24 @@ def index(request: HttpRequest) -> HttpResponse:
     context = {
         "filter": filterset,
         "table": table,
-        "attention": kept.kept(
-            ("attention", filters, minute),  # its lines say how long ago
-            lambda: attention_list.attention(
-                rows=overview_reads.needs_person_rows(in_phasing),
-                counts=overview_reads.needs_person_counts(in_phasing),
-                scheduled=scheduled,
+        # What needs a person, the summaries, the scheduled changes and the completed
+        # updates, rendered once per data version and minute (their times say "ago").
+        "fragments": kept.kept(
+            ("fragments", filters, minute),
+            lambda: _fragments(
+                in_phasing,
                 summaries=summaries,
+                scheduled=scheduled,
                 now=now,
+                bound=filterset.is_bound,
             ),
             version=version,
         ),
         "summaries": summaries,
-        "completed": kept.kept(
-            ("completed", minute), lambda: selectors.recently_completed(now=now), version=version
-        ),
         "averted": kept.kept(
             ("averted", minute), lambda: selectors.averted(now=now), version=version
         ),
-        "completed_days": selectors.RECENTLY_COMPLETED_DAYS,
         "group_count": sum(1 for group in groups.values() if group.needs),
-        "scheduled": scheduled,
         "now": now,
         # Shown on top when something fails, and in the footer (which reads it from here).
         "service_status": service_status(now=now),
@@ -130,6 +131,41 @@ def index(request: HttpRequest) -> HttpResponse:
     if status == 200 and _cacheable(request, table):
         mark_cacheable(response)
     return response
+
+
+def _fragments(
+    in_phasing: QuerySet[Publication],
+    *,
+    summaries: list[selectors.ReleaseSummary],
+    scheduled: list[ScheduledChange],
+    now: datetime,
+    bound: bool,
+) -> dict[str, SafeString]:
+    """The parts of the overview that are the same for every view of one data version."""
+    attention = attention_list.attention(
+        rows=overview_reads.needs_person_rows(in_phasing),
+        counts=overview_reads.needs_person_counts(in_phasing),
+        scheduled=scheduled,
+        summaries=summaries,
+        now=now,
+    )
+    completed = {
+        "completed": selectors.recently_completed(now=now),
+        "completed_days": selectors.RECENTLY_COMPLETED_DAYS,
+    }
+    return {
+        # Our own templates, autoescaped as they render: safe as they come.
+        "top": mark_safe(
+            render_to_string(
+                "overview/_top.html",
+                {"attention": attention, "summaries": summaries, "filter": {"is_bound": bound}},
+            )
+        ),
+        "scheduled": mark_safe(
+            render_to_string("packages/_scheduled_changes.html", {"scheduled": scheduled})
+        ),
+        "completed": mark_safe(render_to_string("overview/_completed.html", completed)),
+    }
 
 
 def problem(request: HttpRequest, pk: int) -> HttpResponse:
