@@ -122,9 +122,15 @@ def summary_holds(summary: ReleaseSummary) -> str:
     return ", ".join(parts)
 
 
+# The verdicts as people read them (the overview's words, overview/pages/words.py).
+_VERDICT_LABELS = {"regressed": "Regressed", "healthy": "No rise seen"}
+
+
 def verdict_label(assessment: Assessment | None) -> str:
-    """'Regressed', 'Healthy', 'Insufficient evidence', or '—' before the first tick."""
-    return assessment.get_verdict_display() if assessment is not None else "—"
+    """'Regressed', 'No rise seen', 'Too little data yet', or '—' before the first tick."""
+    if assessment is None:
+        return "—"
+    return _VERDICT_LABELS.get(assessment.verdict, "Too little data yet")
 
 
 def share_line(assessment: Assessment | None) -> str:
