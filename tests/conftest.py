@@ -28,6 +28,21 @@ def fixed_instant(request):
         yield NOW
 
 
+@pytest.fixture(autouse=True)
+def kept_groups_forgotten():
+    """Transactional tests flush the data version back to 0: values kept under a number
+    from an earlier test must not be served to a later one (packages.group_cache,
+    overview.pages.kept)."""
+    from overview.pages.kept import kept_forget
+    from packages.group_cache import groups_forget
+
+    groups_forget()
+    kept_forget()
+    yield
+    groups_forget()
+    kept_forget()
+
+
 @pytest.fixture
 def http_server():
     """A local HTTP server that answers as the test scripts it (Launchpad, the tracker...)."""

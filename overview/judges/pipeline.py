@@ -9,7 +9,6 @@ queries however many updates; the controller writes what it decides from them.
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -20,6 +19,7 @@ from django.conf import settings
 from overview.evidence.counters import hour_of
 from overview.evidence.fleet_reads import fleet_sightings
 from overview.judges import exposure, reads, reuse, sequential
+from packages.domain import change_words as words
 from packages.models import Publication
 
 # The hours looked at: since publication, but no further back than this (a long-halted
@@ -325,9 +325,5 @@ def _judge(
 
 
 def ratio_words(assessment: sequential.Assessment) -> str:
-    """'1.1× (likely 0.8–1.6×)'."""
-    if assessment.ratio is None:
-        return "no rate yet"
-    low = f"{assessment.lower:.2g}" if assessment.lower > 0 else "0"
-    high = f"{assessment.upper:.2g}" if math.isfinite(assessment.upper) else "∞"
-    return f"{assessment.ratio:.2g}× (likely {low}–{high}×)"
+    """'1.1× (likely 0.8–1.6×)', '2.3× (likely above 1.2×)', or '' before any rate."""
+    return words.ratio_range(assessment.ratio, assessment.lower, assessment.upper)

@@ -20,6 +20,7 @@ from overview.judges import sequential
 from overview.judges.pipeline import Judgement, ratio_words
 from overview.models import Assessment, Problem, ProblemKind, Verdict
 from packages.domain import policy
+from packages.domain.change_words import plural
 from packages.models import Publication
 
 SEQUENTIAL_TEST = "sequential test"
@@ -32,10 +33,11 @@ def rate_problem(judgement: Judgement, *, alpha: float) -> ProblemRecord | None:
     found = judgement.assessment
     if found.verdict != sequential.Verdict.REGRESSED:
         return None
+    events = plural(found.new + found.old, "crash event")
     detail = (
-        f"crash rate {ratio_words(found)} the previous version's over {found.new + found.old} "
-        f"crash events ({found.new} on this version, about {round(100 * judgement.share)}% "
-        f"of machines): above 1 with {100 * (1 - alpha):.0f}% confidence ({SEQUENTIAL_TEST})"
+        f"{_rate_words(found, events)} ({found.new:,} on this version, about "
+        f"{round(100 * judgement.share)}% of machines): above 1 with "
+        f"{100 * (1 - alpha):.0f}% confidence ({SEQUENTIAL_TEST})"
     )
     return ProblemRecord(
         kind=ProblemKind.INCREASED_RATE,
@@ -43,6 +45,15 @@ def rate_problem(judgement: Judgement, *, alpha: float) -> ProblemRecord | None:
         difference=round(found.lower, 3),
         detail=detail,
     )
+
+
+def _rate_words(found: sequential.Assessment, events: str) -> str:
+    """'crash rate 1.1× (likely 0.8–1.6×) the previous version's over 240 crash events', or
+    '3 crash events, too few for a crash rate' (never 'crash rate no rate yet')."""
+    ratio = ratio_words(found)
+    if not ratio:
+        return f"{events}, too few for a crash rate"
+    return f"crash rate {ratio} the previous version's over {events}"
 
 
 def describe_problem(problem: Problem) -> str:
@@ -60,7 +71,8 @@ def describe_problem(problem: Problem) -> str:
         else "new bucket"
     )
     return (
-        f"{what} {problem.bucket} ({problem.system_count} systems, {problem.report_count} reports)"
+        f"{what} {problem.bucket} ({plural(problem.system_count, 'system')}, "
+        f"{plural(problem.report_count, 'report')})"
     )
 
 
@@ -79,30 +91,20 @@ def verdict_of(
             return Verdict.INSUFFICIENT, "insufficient evidence: no crash reports yet"
         return Verdict.INSUFFICIENT, "insufficient evidence: no previous version to compare with"
     found = judgement.assessment
-    events = f"{found.new + found.old} crash events"
+    rate = _rate_words(found, plural(found.new + found.old, "crash event"))
     if found.verdict == sequential.Verdict.HEALTHY:
-        return (
-            Verdict.HEALTHY,
-            f"crash rate {ratio_words(found)} the previous version's over {events}: healthy",
-        )
+        return Verdict.HEALTHY, f"{rate}: healthy"
     if found.verdict == sequential.Verdict.REGRESSED:
         if rules.judge == policy.SEQUENTIAL:  # the rise is overridden by a triager
-            return Verdict.INSUFFICIENT, (
-                f"crash rate {ratio_words(found)} the previous version's over {events}: "
-                "a rise a triager overrode"
-            )
+            return Verdict.INSUFFICIENT, f"{rate}: a rise a triager overrode"
         return Verdict.INSUFFICIENT, (
-            f"crash rate {ratio_words(found)} the previous version's over {events}: the "
-            "sequential test sees a rise, but Ubuntu's rules judge this update"
+            f"{rate}: the sequential test sees a rise, but Ubuntu's rules judge this update"
         )
     if not found.needed:  # what the share alone suggests, the history does not bear out
-        return Verdict.INSUFFICIENT, (
-            f"insufficient evidence: {events}, crash rate {ratio_words(found)}; a rise not "
-            "yet beyond doubt"
-        )
+        return Verdict.INSUFFICIENT, f"insufficient evidence: {rate}; a rise not yet beyond doubt"
     return Verdict.INSUFFICIENT, (
-        f"insufficient evidence: {events}, crash rate {ratio_words(found)}; about "
-        f"{found.needed} more needed to tell a doubling"
+        f"insufficient evidence: {rate}; about {plural(found.needed, 'more crash event')} "
+        "needed to tell a doubling"
     )
 
 

@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from overview.evidence.fleet_reads import fleet_counts
 from packages import selectors
+from packages.group_cache import groups_for_pages
 from packages.models import Release, SourcePackage
 
 PUBLICATIONS_PAGE_SIZE = 30
@@ -39,7 +40,7 @@ def history(request: HttpRequest, name: str) -> HttpResponse:
         selectors.history_publications(package=package, release=release), PUBLICATIONS_PAGE_SIZE
     ).get_page(request.GET.get("page"))
     # Versions in a dependent group say what they need and what needs them.
-    groups = selectors.dependency_groups(policies=selectors.policies_by_scope())
+    groups = groups_for_pages(policies=selectors.policies_by_scope())
     prefetch_related_objects(list(publications), "assessment")  # each version's verdict
     counts = fleet_counts((p.pk for p in publications), now=now)  # measured uptake
     for publication in publications:

@@ -5,21 +5,31 @@ Views stay thin: a selector reads, a table or form shapes, a template words.
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from django.conf import settings
 from django.core.paginator import Paginator
+from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
+from django.template.loader import render_to_string
 from django.utils import timezone
+from django.utils.safestring import SafeString, mark_safe
 from django_tables2 import RequestConfig
 
 from overview.monitoring.status import service_status
-from overview.pages import machine_selectors, selectors
+from overview.pages import attention as attention_list
+from overview.pages import kept, machine_selectors, selectors
+from overview.pages import reads as overview_reads
 from overview.pages.filters import PublicationFilter
 from overview.pages.forms import MachineForm
+from overview.pages.lines import update_lines
 from overview.pages.page_cache import anonymous_page_cache, mark_cacheable
 from overview.pages.source_statuses import source_statuses
 from overview.pages.tables import PAGINATE, BucketCountsTable, OverviewTable, SafeTableExport
-from packages.models import ACTIVE_STATES, Publication
+from overview.pages.updates_table import UpdatesTable
+from packages.group_cache import groups_for_pages
+from packages.models import ACTIVE_STATES, Publication, ScheduledChange
 from packages.selectors import dependency_groups, pending_scheduled_changes, policies_by_scope
 
 EXPORT_FORMATS = ("csv", "json")
@@ -29,6 +39,9 @@ AFFECTED_PAGE_SIZE = 25
 
 # Parameters of the overview whose values are validated, so a URL made only of these is
 # one of a bounded set and may be kept by the page cache. The name search `q` is free text.
+# The overview's filters: what the summaries and the attention list are kept under.
+_FILTERS = ("release", "state", "verdict", "percentage_min", "percentage_max", "q")
+
 _CACHEABLE_PARAMETERS = frozenset(
     {"release", "state", "verdict", "percentage_min", "percentage_max", "sort", "page", "per_page"}
 )
@@ -52,17 +65,28 @@ def _cacheable(request: HttpRequest, table: OverviewTable) -> bool:
 def index(request: HttpRequest) -> HttpResponse:
     now = timezone.now()
     filterset = PublicationFilter(request.GET or None, queryset=selectors.active_publications())
-    policies = policies_by_scope()
-    table = OverviewTable(filterset.qs, policies=policies, now=now)
+    # What does not change between two writes is kept per data version (overview.pages.kept):
+    # the policies, the dependent groups, the summaries, what needs a person, the scheduled
+    # changes. A request with a bad filter computes its own.
+    version = kept.current_version() if not filterset.errors else None
+    policies = kept.kept("policies", policies_by_scope, version=version)
     export_format = request.GET.get("_export")
     if export_format in EXPORT_FORMATS:
-        # The whole filtered table, sorted as shown, not one page of it.
-        RequestConfig(request, paginate=False).configure(table)
-        return SafeTableExport(export_format, table).response(f"phasing-updates.{export_format}")
-    # Dependent groups: what each update needs, with the updates off this page.
-    groups = table.groups = dependency_groups(policies=policies)
-    summaries = selectors.release_summaries(
-        filterset.apply_to(Publication.objects.filter(state__in=ACTIVE_STATES))
+        # The whole filtered table with every column, sorted as shown, not one page of it.
+        export = OverviewTable(filterset.qs, policies=policies, now=now)
+        RequestConfig(request, paginate=False).configure(export)
+        return SafeTableExport(export_format, export).response(f"phasing-updates.{export_format}")
+    table = UpdatesTable(
+        overview_reads.overview_publications(filterset.qs), policies=policies, now=now
+    )
+    filters = tuple((name, tuple(request.GET.getlist(name))) for name in _FILTERS)
+    minute = int(now.timestamp() // 60)
+    groups = table.groups = kept.kept(
+        "groups", lambda: dependency_groups(policies=policies), version=version
+    )
+    in_phasing = filterset.apply_to(Publication.objects.filter(state__in=ACTIVE_STATES))
+    summaries = kept.kept(
+        ("summaries", filters), lambda: selectors.release_summaries(in_phasing), version=version
     )
     # The summaries counted the same rows: the paginator need not count them again.
     total = sum(summary.total for summary in summaries)
@@ -70,15 +94,32 @@ def index(request: HttpRequest) -> HttpResponse:
     if table.grouped:
         # The release headings say it; the column comes back when sorting by another.
         table.columns.hide("release")
+    scheduled = kept.kept("scheduled", pending_scheduled_changes, version=version)
+    records = [row.record for row in (table.page.object_list if table.page else table.rows)]
+    table.lines = update_lines(
+        records, policies=policies, groups=groups, scheduled=scheduled, now=now
+    )
     context = {
         "filter": filterset,
         "table": table,
+        # What needs a person, the summaries, the scheduled changes and the completed
+        # updates, rendered once per data version and minute (their times say "ago").
+        "fragments": kept.kept(
+            ("fragments", filters, minute),
+            lambda: _fragments(
+                in_phasing,
+                summaries=summaries,
+                scheduled=scheduled,
+                now=now,
+                bound=filterset.is_bound,
+            ),
+            version=version,
+        ),
         "summaries": summaries,
-        "completed": selectors.recently_completed(now=now),
-        "averted": selectors.averted(now=now),
-        "completed_days": selectors.RECENTLY_COMPLETED_DAYS,
+        "averted": kept.kept(
+            ("averted", minute), lambda: selectors.averted(now=now), version=version
+        ),
         "group_count": sum(1 for group in groups.values() if group.needs),
-        "scheduled": pending_scheduled_changes(),
         "now": now,
         # Shown on top when something fails, and in the footer (which reads it from here).
         "service_status": service_status(now=now),
@@ -88,6 +129,41 @@ def index(request: HttpRequest) -> HttpResponse:
     if status == 200 and _cacheable(request, table):
         mark_cacheable(response)
     return response
+
+
+def _fragments(
+    in_phasing: QuerySet[Publication],
+    *,
+    summaries: list[selectors.ReleaseSummary],
+    scheduled: list[ScheduledChange],
+    now: datetime,
+    bound: bool,
+) -> dict[str, SafeString]:
+    """The parts of the overview that are the same for every view of one data version."""
+    attention = attention_list.attention(
+        rows=overview_reads.needs_person_rows(in_phasing),
+        counts=overview_reads.needs_person_counts(in_phasing),
+        scheduled=scheduled,
+        summaries=summaries,
+        now=now,
+    )
+    completed = {
+        "completed": selectors.recently_completed(now=now),
+        "completed_days": selectors.RECENTLY_COMPLETED_DAYS,
+    }
+    return {
+        # Our own templates, autoescaped as they render: safe as they come.
+        "top": mark_safe(
+            render_to_string(
+                "overview/_top.html",
+                {"attention": attention, "summaries": summaries, "filter": {"is_bound": bound}},
+            )
+        ),
+        "scheduled": mark_safe(
+            render_to_string("overview/_scheduled_changes.html", {"scheduled": scheduled})
+        ),
+        "completed": mark_safe(render_to_string("overview/_completed.html", completed)),
+    }
 
 
 def problem(request: HttpRequest, pk: int) -> HttpResponse:
@@ -129,7 +205,7 @@ def machine(request: HttpRequest) -> HttpResponse:
             machine_id=form.cleaned_data["machine_id"],
             policies=policies,
             now=now,
-            groups=dependency_groups(policies=policies),
+            groups=groups_for_pages(policies=policies),
         )
         context.update(
             page=page,

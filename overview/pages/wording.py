@@ -82,7 +82,7 @@ def outlook_lines(outlook: Outlook) -> list[str]:
     if outlook.next == Action.COMPLETE:
         return ["complete"]
     if outlook.next == Action.HALT:
-        return [f"→ 0% at the next run: halts on {outlook.detail}"]
+        return [f"→ 0% at the next run: halts on {outlook.detail or 'its problems'}"]
     return [_hold_line(outlook)]
 
 
@@ -93,7 +93,8 @@ def _hold_line(outlook: Outlook) -> str:
         case HoldReason.PAUSED:
             return f"held: paused by {outlook.detail}" if outlook.detail else "held: paused"
         case HoldReason.CRASH_DATA_UNAVAILABLE:
-            return f"held: crash data unavailable since {utc_time(outlook.since)}"
+            since = f" since {utc_time(outlook.since)}" if outlook.since else ""
+            return f"held: crash data unavailable{since}"
         case HoldReason.QUIET_WEEKEND:
             return "held: quiet weekend, no update reaches 100% before Monday 12:00 UTC"
         case HoldReason.WAITING:
@@ -122,9 +123,15 @@ def summary_holds(summary: ReleaseSummary) -> str:
     return ", ".join(parts)
 
 
+# The verdicts as people read them (the overview's words, overview/pages/words.py).
+_VERDICT_LABELS = {"regressed": "Regressed", "healthy": "No rise seen"}
+
+
 def verdict_label(assessment: Assessment | None) -> str:
-    """'Regressed', 'Healthy', 'Insufficient evidence', or '—' before the first tick."""
-    return assessment.get_verdict_display() if assessment is not None else "—"
+    """'Regressed', 'No rise seen', 'Too little data yet', or '—' before the first tick."""
+    if assessment is None:
+        return "—"
+    return _VERDICT_LABELS.get(assessment.verdict, "Too little data yet")
 
 
 def share_line(assessment: Assessment | None) -> str:

@@ -54,3 +54,19 @@ def upload_people(*, uploader: str, signer: str, sponsor: str) -> str:
     if uploader:
         return f"changes by {uploader}"
     return f"signed by {signer}" if signer else ""
+
+
+def plural(count: int, noun: str, nouns: str | None = None) -> str:
+    """'1 crash event', '240 crash events': never 'event(s)', never '1 events'."""
+    return f"{count:,} {noun if count == 1 else (nouns or noun + 's')}"
+
+
+def ratio_range(ratio: float | None, low: float, high: float) -> str:
+    """A rate against the previous version's: '1.1× (likely 0.8–1.6×)', '2.3× (likely above
+    1.2×)' while the test has no upper bound yet, '' before there is a rate at all."""
+    if ratio is None:
+        return ""
+    lower = f"{low:.2g}" if low > 0 else "0"
+    if high == float("inf") or high != high:  # no upper bound (or none computable) yet
+        return f"{ratio:.2g}× (likely above {lower}×)" if low > 0 else f"{ratio:.2g}×"
+    return f"{ratio:.2g}× (likely {lower}–{high:.2g}×)"

@@ -22,9 +22,9 @@ from tests.factories import (
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 MACHINE_ID = "4c4c4544004a4d1080345ac04f565232"
-ROWS = "table.overview tbody tr:not(.group)"
-# The package's own link in each row (beside it: its pages in the archive and the tracker).
-PACKAGE_LINKS = f"{ROWS} td[data-label='Source package'] > a:first-child"
+ROWS = "table.updates tbody tr.line"
+# The package's own link in each line: to the update's page.
+PACKAGE_LINKS = f"{ROWS} th.update > a:first-child"
 
 
 @pytest.fixture
@@ -112,11 +112,11 @@ def test_a_visitor_filters_sorts_follows_a_package_and_checks_a_machine(
     ]
     page.screenshot(path=artifacts / "overview-filtered-sorted.png", full_page=True)
 
-    # A halted update names its problem and the history page draws its chart.
+    # A halted update is at the top with its problem, and the history page draws its chart.
     page.goto("/?state=halted")
-    assert "halted: png_read_row" in page.inner_text(ROWS)
-    page.click(f"{ROWS} a:text-is('libpng1.6')")
-    page.wait_for_url("**/source/libpng1.6/?release=noble")
+    assert "new problem: png_read_row" in page.inner_text("section.attention")
+    assert page.locator(f"{ROWS} .verdict[title='png_read_row']").inner_text() == "regressed"
+    page.goto("/source/libpng1.6/?release=noble")
     chart = page.locator("svg.phasing-chart")
     assert chart.count() == 1
     assert chart.locator("g.halt").count() == 1

@@ -30,7 +30,7 @@ def test_what_happens_next_says_a_resumed_update_with_a_problem_halts_at_the_nex
     row = anonymous.get("/api/v1/publications/").json()["results"][0]
     assert row["next_step"]["kind"] == "halt"
     assert row["next_step"]["text"] == "→ 0% at the next run: halts on g_main"
-    assert "→ 0% at the next run: halts on g_main" in anonymous.get("/").content.decode()
+    assert 'title="halts on g_main">→ 0 % at the next run<' in anonymous.get("/").content.decode()
 
     tick(crashes, T0 + timedelta(hours=2))
     publication.refresh_from_db()

@@ -72,7 +72,7 @@ def test_a_new_override_is_seen_at_once(anonymous):
 
 
 def test_relative_times_move_on_with_the_minute(anonymous):
-    PublicationFactory(date_published=NOW - timedelta(minutes=5))
+    PublicationFactory(state="halted", state_changed_at=NOW - timedelta(minutes=5))
     assert "5 min ago" in anonymous.get("/").content.decode()
     with time_machine.travel(NOW + timedelta(minutes=1), tick=False):
         assert "6 min ago" in anonymous.get("/").content.decode()

@@ -1,0 +1,38 @@
+"""The overview's reads are kept per data version: a second view at the same version reads
+only the page's own rows, and a committed write shows at once."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from packages.models import Publication
+from tests.factories import PublicationFactory, SourcePackageFactory
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_a_second_view_at_the_same_data_version_reads_only_what_is_its_own(member):
+    PublicationFactory(source_package=SourcePackageFactory(name="hello"))
+    member.get("/")
+
+    with CaptureQueriesContext(connection) as second:
+        assert member.get("/").status_code == 200
+
+    # 1 the data version, 2 the session, 3 the user, 4 the page of rows, 5 their problems,
+    # 6 their events, 7 the filter's releases, 8 the footer's syncs: not the policies,
+    # groups, summaries, attention list, scheduled changes, completed or averted crashes.
+    assert len(second) == 8, [q["sql"][:70] for q in second.captured_queries]
+
+
+def test_a_committed_write_shows_on_the_next_view(member):
+    publication = PublicationFactory(source_package=SourcePackageFactory(name="hello"))
+    assert "1 update in phasing" in member.get("/").content.decode()
+
+    PublicationFactory(release=publication.release)
+    Publication.objects.filter(pk=publication.pk).update(state="halted")
+
+    html = member.get("/").content.decode()
+    assert "2 updates in phasing: 1 halted" in html
+    assert "Halted <span" in html
