@@ -244,10 +244,10 @@ def test_a_publication_the_controller_cannot_decide_for_holds_and_says_why(crash
     publication = PublicationFactory(last_increase_at=T0)
     other = PublicationFactory(last_increase_at=T0)
 
-    def broken(publication, *args):
+    def broken(publication, *args, **kwargs):
         if publication.pk == other.pk:
             raise ValueError("bad policy row")
-        return real(publication, *args)
+        return real(publication, *args, **kwargs)
 
     real = controller._decide
     monkeypatch.setattr(controller, "_decide", broken)

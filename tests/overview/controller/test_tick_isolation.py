@@ -118,8 +118,8 @@ def test_a_change_the_state_refuses_holds_that_update_and_the_others_are_changed
     poisoned, *others = healthy(4)
     real = controller._decide
 
-    def refused_change(publication, *args):
-        decision, change, blocking = real(publication, *args)
+    def refused_change(publication, *args, **kwargs):
+        decision, change, blocking = real(publication, *args, **kwargs)
         if publication.pk == poisoned.pk:  # a kind of change no state allows
             change = Change(EventKind.RESUMED, reason="impossible")
         return decision, change, blocking
