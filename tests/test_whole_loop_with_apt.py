@@ -12,6 +12,7 @@ and the machines apt admits get it again.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import os
@@ -184,7 +185,13 @@ def test_the_whole_loop_halts_on_crashes_from_the_machines_apt_admitted_and_resu
         phased_update_percentage=10,
         previous_version=OLD,
     )
-    write_archive(root, [{"codename": "noble", "version": "24.04", "updates": [record]}], now=now)
+    # The release pocket holds the version it replaces: Ubuntu's rule compares with it.
+    released = dataclasses.replace(record, version=OLD, previous_version="", phased_update_percentage=None)
+    write_archive(
+        root,
+        [{"codename": "noble", "version": "24.04", "updates": [record], "release": [released]}],
+        now=now,
+    )
     archive = AptArchiveSource(location=str(root))
     publications_sync(archive, now=now)
     update = Publication.objects.get()
