@@ -126,8 +126,9 @@ def test_the_notes_and_people_cost_no_query_more(anonymous, django_assert_num_qu
     # As pinned in test_views_history: 1 package, 2 its releases, 3 count of publications,
     # 4 their page (people joined), 5 policies, 6 the updates in phasing (dependent
     # groups), 7 their assessments, 8 the charted events, 9 count of events, 10 their
-    # page, 11 pending scheduled changes, 12 source syncs in the footer.
-    with django_assert_num_queries(12):
+    # page, 11 pending scheduled changes, 12 source syncs in the footer, 13 the fleet
+    # agents' counts of the page's publications.
+    with django_assert_num_queries(13):
         assert anonymous.get("/source/hello/?release=noble").status_code == 200
     # As pinned in test_views_overview: 1 policies, 2 dependent groups, 3 summary (which
     # also counts the rows for the paginator), 4 page, 5 problems, 6 pause and halt events,
