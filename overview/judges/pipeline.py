@@ -18,7 +18,7 @@ from django.conf import settings
 
 from overview.evidence.counters import hour_of
 from overview.evidence.fleet_reads import fleet_sightings
-from overview.judges import exposure, reads, reuse, sequential
+from overview.judges import anchored, exposure, reads, reuse, sequential
 from packages.domain import change_words as words
 from packages.models import Publication
 
@@ -185,7 +185,7 @@ def _anchor(
     reports: reads.Counts,
     *,
     start: datetime,
-) -> sequential.Anchor | None:
+) -> anchored.Anchor | None:
     """The previous version's history as the anchored test's yardstick, in crash events
     (the history counts reports: scaled by the events a report makes since publication)."""
     if deficit is None or not deficit.hours:
@@ -195,7 +195,7 @@ def _anchor(
     events = sum(counts.get(key, {}).get(m, 0) for m in moments)
     stored = sum(reports.get(key, {}).get(m, 0) for m in moments)
     per_report = events / stored if stored else 1.0
-    return sequential.Anchor(
+    return anchored.Anchor(
         expected=[per_report * e for e in deficit.expected],
         spread=deficit.spread,
         level_error=deficit.level_error,
@@ -205,7 +205,7 @@ def _anchor(
 def _anchored(
     judgement: Judgement,
     test: sequential.SequentialTest,
-    anchor: sequential.Anchor,
+    anchor: anchored.Anchor,
     sightings: exposure.Sightings,
     belief: exposure.Uptake,
     counts: reads.Counts,
@@ -219,7 +219,7 @@ def _anchored(
     moments = [start + timedelta(hours=h) for h in range(len(anchor.expected))]
     new_counts = counts.get((*key, publication.version), {})
     old_counts = counts.get((*key, publication.previous_version), {})
-    found = sequential.anchored(
+    found = anchored.anchored(
         test,
         new=[new_counts.get(m, 0) for m in moments],
         old=[old_counts.get(m, 0) for m in moments],

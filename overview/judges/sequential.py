@@ -54,7 +54,7 @@ GRID_HALF_WIDTH = 80
 MIXTURE_STEPS = (1, 2, 3, 4, 6, 8, 11, 15, 20, 27, 36, 50)
 # A share is never exactly 0 or 1 (a crash on a version nobody runs is a data error, not
 # infinite evidence).
-_SHARE_FLOOR = 1e-6
+SHARE_FLOOR = 1e-6
 
 
 class Verdict(StrEnum):
@@ -164,7 +164,7 @@ class SequentialTest:
 
 
 def _clamp(share: float) -> float:
-    return min(max(share, _SHARE_FLOOR), 1 - _SHARE_FLOOR)
+    return min(max(share, SHARE_FLOOR), 1 - SHARE_FLOOR)
 
 
 @dataclass(frozen=True)
@@ -214,8 +214,8 @@ def _log_likelihoods(
     new = float(sum(h.new for h in hours))
     shares = np.clip(
         np.array([(h.share_high, h.share_low) for h in hours], dtype=float).T,
-        _SHARE_FLOOR,
-        1 - _SHARE_FLOOR,
+        SHARE_FLOOR,
+        1 - SHARE_FLOOR,
     )
     # Σ_h n_h log(1 + (θ − 1) s_h) for every θ of the grid and both sets of shares at once.
     penalty = np.log1p(np.expm1(log_theta)[:, None, None] * shares[None, :, :]) @ n
@@ -281,132 +281,3 @@ def _reports_needed_at(alpha: float, s: float, power: float = 0.8) -> float:
         middle = math.sqrt(low * high)
         low, high = (middle, high) if crossing(middle) < power else (low, middle)
     return high
-
-
-# --- The anchored test: the previous version's own history as the yardstick ---------------
-#
-# The test above needs the share of machines on the new version, and a share taken too
-# high hides a rise: it must use the fast end of what the data allow, which costs a busy
-# package most of its power when the uptake is not well measured. The previous version's
-# history removes that need. Had nobody moved, its crashes would go on at the level of its
-# fifteen days before (b_h an hour, scaled by how busy the hour is); if a share s_h has
-# moved, the old version's crashes fall to b_h (1 − s_h) and the new version's are
-# b_h θ s_h. Under θ = 1 the two add up to the old level whatever the uptake; a rise
-# lifts the total, and the split says how much of it the new version carries.
-#
-# Days differ on their own (a factor g_d for each day, gamma with the coefficient of
-# variation the history shows), so each day's total is negative binomial and, given it,
-# its crashes fall into hours and versions multinomially: exactly the marginal of the
-# day's hours so far, so the likelihood of every prefix of hours is a proper one. The
-# uptake (μ, through s_h) is unknown: the evidence is a mixture over alternatives θ > 1
-# and uptakes (weighted by what is believed of them) against the best the null can do over
-# every uptake (Wasserman, Ramdas and Balakrishnan, "Universal inference", PNAS 2020: a
-# mixture likelihood over the supremum of the null's is an e-process while the truth is
-# in the null). The history's level is known up to its standard error: both sides average
-# over it (a factor c, normal around 1), so the guarantee holds over the histories an
-# update may have, as "at most α of healthy updates" asks. Other data on the uptake (other
-# packages' reports) multiply both sides.
-
-# The level's factor c, in its standard errors, and the weights of a normal on them.
-_LEVEL_Z = np.linspace(-3.0, 3.0, 13)
-_LEVEL_WEIGHTS = -0.5 * _LEVEL_Z**2 - np.logaddexp.reduce(-0.5 * _LEVEL_Z**2)
-
-
-@dataclass(frozen=True)
-class Anchor:
-    """What the previous version's history says an hour should bring had nobody moved."""
-
-    expected: Sequence[float]  # crash events, hour by hour
-    spread: float  # how much a day differs from it on its own (coefficient of variation)
-    level_error: float  # the history level's relative standard error
-
-
-@dataclass(frozen=True)
-class Anchored:
-    evidence: float  # the mixture against "no rise"; halts at 1/alpha
-    ratio: float | None  # the most likely rate ratio of the grid
-    lower: float  # always-valid lower bound (computed only when the evidence is there)
-
-
-def anchored(
-    test: SequentialTest,
-    *,
-    new: Sequence[int],
-    old: Sequence[int],
-    shares: np.ndarray,
-    log_belief: np.ndarray,
-    side: np.ndarray,
-    anchor: Anchor,
-) -> Anchored:
-    """The anchored test after these hours (in order from publication).
-
-    `shares` holds the share on the new version hour by hour for each uptake considered
-    (one row each), `log_belief` the mixture's belief in each uptake (normalised here),
-    `side` what other data say of each (a log likelihood, 0 for none).
-    """
-    hours = min(len(new), len(old), len(anchor.expected), shares.shape[1])
-    if not hours or not sum(new[:hours]) + sum(old[:hours]):
-        return Anchored(1.0, None, 0.0)
-    grid = _anchored_log_likelihoods(test, new, old, shares, side, anchor, hours)
-    belief = log_belief - np.logaddexp.reduce(log_belief)
-    # Per θ of the grid and uptake: averaged over the level. Then per θ: the mixture over
-    # uptakes, and the null's best.
-    by_uptake = np.logaddexp.reduce(grid + _LEVEL_WEIGHTS[None, :, None], axis=1)
-    mixed = np.logaddexp.reduce(by_uptake + belief[None, :], axis=1)
-    best = by_uptake.max(axis=1)
-    top = len(best) - 1
-
-    def evidence_at(index: int) -> float:
-        """log of the mixture over the alternatives above θ of `index` against its best."""
-        alternatives = mixed[[min(index + m, top) for m in MIXTURE_STEPS]]
-        return float(np.logaddexp.reduce(alternatives) - math.log(len(alternatives)) - best[index])
-
-    evidence = evidence_at(0)
-    ratio = float(np.exp(int(np.argmax(best)) * test.step)) if sum(new[:hours]) else None
-    lower = 0.0
-    if evidence >= math.log(1 / test.alpha):
-        lower = 1.0
-        for index in range(1, top + 1):
-            if evidence_at(index) < math.log(1 / test.alpha):
-                break
-            lower = float(np.exp(index * test.step))
-    return Anchored(float(np.exp(min(evidence, 700.0))), ratio, lower)
-
-
-# The anchored grid of θ: 1 to about 20× (tolerance^(k/4) for 1.2), alternatives beyond
-# its top clipped to it.
-_ANCHORED_STEPS = 66
-
-
-def _anchored_log_likelihoods(
-    test: SequentialTest,
-    new: Sequence[int],
-    old: Sequence[int],
-    shares: np.ndarray,
-    side: np.ndarray,
-    anchor: Anchor,
-    hours: int,
-) -> np.ndarray:
-    """log L(θ, c, μ) up to terms none of them changes: θ of the grid, levels c, uptakes μ."""
-    log_theta = np.arange(_ANCHORED_STEPS + 1) * test.step
-    s = np.clip(shares[:, :hours], _SHARE_FLOOR, 1 - _SHARE_FLOOR)
-    n_new = np.asarray(new[:hours], dtype=float)
-    n_old = np.asarray(old[:hours], dtype=float)
-    b = np.asarray(anchor.expected[:hours], dtype=float)
-    blocks = [slice(d, min(d + 24, hours)) for d in range(0, hours, 24)]
-    # Per uptake and day: the old level's expected crashes on each version.
-    staying = np.stack([(b[k] * (1 - s[:, k])).sum(axis=1) for k in blocks], axis=1)
-    moved = np.stack([(b[k] * s[:, k]).sum(axis=1) for k in blocks], axis=1)
-    totals = np.array([n_new[k].sum() + n_old[k].sum() for k in blocks])
-    levels = np.maximum(1 + _LEVEL_Z * anchor.level_error, 0.05)
-    size = 1 / max(anchor.spread, 1e-3) ** 2
-    # means[θ, c, μ, day]
-    means = levels[None, :, None, None] * (
-        staying[None, None, :, :] + np.exp(log_theta)[:, None, None, None] * moved[None, None]
-    )
-    days = (size * np.log(size / (size + means)) - totals * np.log(size + means)).sum(
-        axis=3
-    ) + totals.sum() * np.log(levels)[None, :, None]
-    # The split between versions and hours: the terms of the uptake only, and the other data.
-    split = np.log(s) @ n_new + np.log1p(-s) @ n_old + side
-    return np.asarray(days + (n_new.sum() * log_theta)[:, None, None] + split[None, None, :])

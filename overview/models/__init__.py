@@ -8,7 +8,6 @@ from overview.models.evidence import (
     CrashCounter,
     CrashReport,
     ErrorBucket,
-    Notification,
     Override,
     OverrideQuerySet,
     Problem,
@@ -18,6 +17,7 @@ from overview.models.evidence import (
 )
 from overview.models.intake import FleetReport, ReceivedCrash
 from overview.models.judging import Assessment, HourlyCrashCount, Verdict, VersionSighting
+from overview.models.notifications import Notification
 from overview.models.operations import PeriodicRun
 from overview.models.webhooks import (
     DeliveryStatus,

@@ -1,4 +1,5 @@
-"""Error buckets, restricted crash reports, problems of publications, overrides, emails.
+"""Error buckets, restricted crash reports, their counters, problems of publications and
+overrides.
 
 A crash report's content (stack trace, environment, package versions, system) is for
 members of the triagers group and superusers only; see packages.permissions.
@@ -14,7 +15,7 @@ from django.urls import reverse
 
 from packages import links
 from packages.domain import inputs
-from packages.models import Person, Publication, Release, SourcePackage
+from packages.models import Publication, Release, SourcePackage
 from packages.validators import validate_version
 
 
@@ -361,47 +362,3 @@ class Override(models.Model):
     @property
     def is_live(self) -> bool:
         return self.revoked_at is None
-
-
-class Notification(models.Model):
-    """An email about a halt, sent once per person per halt."""
-
-    publication = models.ForeignKey(
-        Publication, on_delete=models.CASCADE, related_name="notifications"
-    )
-    event = models.ForeignKey(
-        "packages.PhasingEvent", on_delete=models.CASCADE, related_name="notifications"
-    )
-    person = models.ForeignKey(Person, on_delete=models.CASCADE, related_name="notifications")
-    roles = models.CharField(max_length=100, help_text="signer, uploader, sponsor")
-    subject = models.CharField(max_length=300)
-    body = models.TextField(blank=True)
-    created_at = models.DateTimeField()
-    sent_at = models.DateTimeField(null=True, blank=True)
-    # Set by the sender that is sending it now; a claim older than the lease is a sender
-    # that died, and another may take it over.
-    claimed_at = models.DateTimeField(null=True, blank=True)
-    attempts = models.PositiveSmallIntegerField(default=0)
-    # After a failure: not before then (backoff from the failure).
-    next_attempt_at = models.DateTimeField(null=True, blank=True)
-    error = models.CharField(max_length=500, blank=True)
-
-    class Meta:
-        ordering = ("-created_at",)
-        # In the admin: every email the product wrote, sent or not.
-        verbose_name = "email in the outbox"
-        verbose_name_plural = "outbox"
-        constraints = [
-            models.UniqueConstraint(name="one_email_per_person_per_halt", fields=("event", "person"))
-        ]
-        indexes = [
-            # The reconcile: emails not sent yet, oldest first.
-            models.Index(
-                name="notification_unsent_idx",
-                fields=("created_at",),
-                condition=Q(sent_at__isnull=True),
-            )
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.subject} → {self.person}"

@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from overview.judges import exposure
-from overview.judges.sequential import Anchor, Hour, SequentialTest, Verdict, anchored
+from overview.judges.anchored import Anchor, anchored
+from overview.judges.sequential import Hour, SequentialTest, Verdict
 
 RAMP_HOURS = 54
 
