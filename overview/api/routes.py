@@ -24,6 +24,7 @@ from overview.api.schemas import (
     ScheduledChangePage,
 )
 from overview.pages import machine_selectors, selectors
+from overview.pages import outlook as outlook_of
 from overview.pages.filters import PublicationFilter
 from overview.pages.selectors import PublicationInPhasing
 from overview.pages.wording import outlook_lines
@@ -109,7 +110,7 @@ def _publication_out(
     rules: policy_rules.Rules,
     now: datetime,
 ) -> dict:
-    outlook = selectors.publication_outlook(publication, rules=rules, now=now)
+    outlook = outlook_of.publication_outlook(publication, rules=rules, now=now)
     history = publication.source_package.get_absolute_url()
     return {
         "id": publication.pk,

@@ -14,8 +14,10 @@ from django.utils import timezone
 
 from overview.controller.rule import Action
 from overview.models import Assessment, Problem
-from overview.pages import selectors, words
-from overview.pages.selectors import Outlook, PublicationInPhasing
+from overview.pages import outlook as outlook_of
+from overview.pages import words
+from overview.pages.outlook import Outlook
+from overview.pages.selectors import PublicationInPhasing
 from overview.pages.wording import about_duration, duration_words, utc_time
 from packages.domain import policy as policy_rules
 from packages.domain.dependencies import Group
@@ -210,7 +212,7 @@ def update_lines(
     lines = []
     for record in records:
         rules = policy_rules.resolve_for(policies, record)
-        outlook = selectors.publication_outlook(record, rules=rules, now=now)
+        outlook = outlook_of.publication_outlook(record, rules=rules, now=now)
         badge, badge_title = badge_of(record)
         step, step_title = next_words(outlook)
         assessment: Assessment | None = getattr(record, "assessment", None)

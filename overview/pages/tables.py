@@ -15,6 +15,7 @@ from django_tables2.export import TableExport
 from tablib import Dataset
 
 from overview.models import Assessment
+from overview.pages import outlook as outlook_of
 from overview.pages import selectors
 from overview.pages.selectors import PublicationInPhasing
 from overview.pages.wording import age, outlook_lines, share_line, utc_time, verdict_label
@@ -196,7 +197,7 @@ class OverviewTable(tables.Table):
         self.policies = policies
         self.groups = groups or {}
         self.now = now
-        self._outlooks: dict[int, selectors.Outlook] = {}
+        self._outlooks: dict[int, outlook_of.Outlook] = {}
 
     @property
     def grouped(self) -> bool:
@@ -204,9 +205,9 @@ class OverviewTable(tables.Table):
         order = list(self.order_by or ())
         return bool(order) and order[0].lstrip("-") == "release"
 
-    def outlook(self, record: PublicationInPhasing) -> selectors.Outlook:
+    def outlook(self, record: PublicationInPhasing) -> outlook_of.Outlook:
         if record.pk not in self._outlooks:
-            self._outlooks[record.pk] = selectors.publication_outlook(
+            self._outlooks[record.pk] = outlook_of.publication_outlook(
                 record, rules=policy_rules.resolve_for(self.policies, record), now=self.now
             )
         return self._outlooks[record.pk]

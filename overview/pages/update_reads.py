@@ -11,6 +11,7 @@ from django.db.models.functions import RowNumber
 from django.http import Http404
 
 from overview.models import Assessment, CrashReport, Problem
+from overview.pages import outlook as outlook_of
 from overview.pages import selectors
 from packages.dependency_warnings import needs_behind
 from packages.domain import policy as policy_rules
@@ -48,7 +49,7 @@ class UpdatePage:
     series: ChartSeries | None
     problems: list[selectors.ProblemView]
     reports: dict[int, list[CrashReport]]  # by bucket id; empty unless allowed to read
-    outlook: selectors.Outlook
+    outlook: outlook_of.Outlook
     rules: policy_rules.Rules
     group: Group | None
     group_members: list[Member]
@@ -259,7 +260,7 @@ def update_page(pk: int, *, now: datetime, can_read_reports: bool) -> UpdatePage
         series=series,
         problems=problems,
         reports=_reports(problems, publication) if can_read_reports else {},
-        outlook=selectors.publication_outlook(publication, rules=rules, now=now),  # type: ignore[arg-type]
+        outlook=outlook_of.publication_outlook(publication, rules=rules, now=now),  # type: ignore[arg-type]
         rules=rules,
         group=group,
         group_members=group_members,

@@ -10,7 +10,8 @@ from datetime import UTC, datetime, timedelta
 
 from overview.controller.rule import Action
 from overview.models import Assessment
-from overview.pages.selectors import Averted, Outlook, ReleaseSummary
+from overview.pages.outlook import Outlook
+from overview.pages.selectors import Averted, ReleaseSummary
 from packages.holds import HoldReason, hold_words
 
 

@@ -14,10 +14,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from overview.controller.rule import Action as Next
 from overview.judges import sequential, verdicts
 from overview.pages import words
 from overview.pages.lines import next_words
-from overview.pages.selectors import Next, Outlook
+from overview.pages.outlook import Outlook
 from overview.pages.wording import outlook_lines
 from packages.domain import change_words, policy
 from packages.holds import HoldReason, hold_words
