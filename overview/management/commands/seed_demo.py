@@ -196,6 +196,8 @@ class Command(BaseCommand):
     ) -> None:
         feed = SimulatedCrashFeed(simulator)
         crashes = LocalCrashSource(feed=feed)
+        steps = int((now - start) / step)
+        self._working(demo_seeding.Progress(0, steps, self._days))
         publications_sync(simulator, now=start)
         if baseline is not None:
             with tqdm(
@@ -215,7 +217,6 @@ class Command(BaseCommand):
         )
         if scenes is not None and admin is not None:
             scenes.before_replay(admin)
-        steps = int((now - start) / step)
         moment = start
         with tqdm(
             total=steps, desc="replaying the controller", unit=" ticks", file=self.stderr
