@@ -14,10 +14,12 @@ from django.test.utils import override_settings
 from packages.holds import HoldReason
 from packages.models import (
     PhasingState,
+    Policy,
     Publication,
     Release,
     ScheduledAction,
     ScheduledChange,
+    ScheduledState,
     SourcePackage,
 )
 from packages.services import policy_set, release_freeze
@@ -71,6 +73,8 @@ class Scenes:
         if self.held_package is None:
             return
         package, _ = SourcePackage.objects.get_or_create(name=self.held_package)
+        if Policy.objects.filter(source_package=package).exists():
+            return  # a replay that goes on set it already
         policy_set(
             scope_package=package,
             actor=admin,
@@ -82,13 +86,17 @@ class Scenes:
         if self.frozen or moment < self.freeze_at:
             return
         release = Release.objects.filter(codename=FROZEN_RELEASE).first()
-        if release is not None:
+        if release is not None and not release.frozen:
             release_freeze(release=release, actor=admin, reason=FREEZE_REASON, now=moment)
         self.frozen = True
 
     def after_replay(self, admin: User) -> ScheduledChange | None:
         """An archive admin asks to release the most advanced update still rising; with
         sign-off on (as in the demo) it waits for a second archive admin."""
+        if ScheduledChange.objects.filter(
+            action=ScheduledAction.RELEASE, state=ScheduledState.PENDING
+        ).exists():
+            return None  # a replay that goes on asked already
         candidate = (
             Publication.objects.filter(
                 state=PhasingState.PHASING,

@@ -3,6 +3,8 @@ replay is, and the live tick, sync and reconcile wait for it."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from django.core.cache import cache
 from django.core.management import call_command
@@ -70,6 +72,38 @@ def test_the_replay_reports_its_progress_and_lets_go_when_done(monkeypatch, arch
     call_command("seed_demo", *TINY)
 
     steps = [p for p in reported if p is not None]
-    assert [p.done for p in steps] == [1, 2, 3, 4] and {p.total for p in steps} == {4}
+    # From the start (the banner shows while the reports before the replay are read).
+    assert [p.done for p in steps] == [0, 1, 2, 3, 4] and {p.total for p in steps} == {4}
     assert reported[-1] is None
     assert not demo_seeding.replay_running(now=NOW)
+
+
+def test_a_replay_stopped_part_way_goes_on_from_there_with_if_empty(
+    monkeypatch, archive_admin_user
+):
+    from overview import controller
+    from packages.models import SourceSync
+
+    real_tick, ticks = controller.tick, []
+
+    def tick_then_stop(**kwargs):
+        ticks.append(kwargs["now"])
+        if len(ticks) == 3:
+            raise KeyboardInterrupt  # make run stopped while seeding
+        return real_tick(**kwargs)
+
+    monkeypatch.setattr(controller, "tick", tick_then_stop)
+    with pytest.raises(KeyboardInterrupt):
+        call_command("seed_demo", *TINY)
+    replay = SourceSync.objects.get(name="seed_demo:replay")
+    assert replay.last_summary["finished"] is False and replay.last_success_at == ticks[1]
+    assert not demo_seeding.replay_running(now=NOW)
+
+    call_command("seed_demo", "--if-empty", *TINY)
+
+    replay.refresh_from_db()
+    assert replay.last_summary["finished"] is True
+    # The tick that was stopped is replayed, then the rest; none twice that had finished.
+    first = ticks[0]
+    assert ticks == [first + timedelta(hours=6 * n) for n in (0, 1, 2, 2, 3)]
+    assert Publication.objects.exists()

@@ -16,7 +16,7 @@ is made twice.
 from __future__ import annotations
 
 import math
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandParser
@@ -77,11 +77,16 @@ class Command(BaseCommand):
             "--mean-days", type=float, default=40.0, help="mean days between updates of a package"
         )
         parser.add_argument(
-            "--if-empty", action="store_true", help="do nothing when publications exist"
+            "--if-empty",
+            action="store_true",
+            help="do nothing when publications exist, unless a replay stopped part-way",
         )
 
     def handle(self, *args, **options) -> None:
-        if options["if_empty"] and Publication.objects.exists():
+        done = SourceSync.objects.filter(name=REPLAY).first()
+        # A replay stopped part-way (make run stopped while seeding) goes on from there.
+        unfinished = done is not None and done.last_summary.get("finished") is False
+        if options["if_empty"] and Publication.objects.exists() and not unfinished:
             self.stdout.write("The database already has publications; nothing seeded.")
             return
         releases = 6
@@ -91,7 +96,6 @@ class Command(BaseCommand):
             else 300
         )
         now = timezone.now().replace(minute=0, second=0, microsecond=0)
-        done = SourceSync.objects.filter(name=REPLAY).first()
         start = (
             done.last_success_at
             if done and done.last_success_at
@@ -115,11 +119,25 @@ class Command(BaseCommand):
         self._days = max(1, round((now - start) / timedelta(days=1)))
         done = SourceSync.objects.filter(name=REPLAY).first()
         first_run = done is None
+        unfinished = done is not None and done.last_summary.get("finished") is False
+        if first_run:
+            # Written first, so a replay stopped part-way is known, and goes on in the same
+            # world (its calm past) from the last moment it replayed.
+            calm_until = start
+            SourceSync.objects.create(
+                name=REPLAY,
+                kind="demo",
+                last_attempt_at=now,
+                last_summary={"finished": False, "calm_until": start.isoformat()},
+            )
+        else:
+            stored = done.last_summary.get("calm_until") if done else None
+            calm_until = datetime.fromisoformat(stored) if stored else None
         simulator = Simulator(
             seed=options["seed"],
             packages=packages,
             mean_days_between_updates=options["mean_days"],
-            calm_until=start if first_run else None,
+            calm_until=calm_until,
         )
         self.stdout.write(
             f"Simulated archive: seed {options['seed']}, {packages} packages × {releases} releases"
@@ -130,18 +148,33 @@ class Command(BaseCommand):
             notifications_sent_here(),
             write_back_deferred() as pending,
         ):
-            scenes = demo_scenes.Scenes.plan(simulator, start=start, now=now) if first_run else None
+            scenes = (
+                demo_scenes.Scenes.plan(simulator, start=start, now=now)
+                if first_run or unfinished
+                else None
+            )
             self._replay(
                 simulator,
                 start,
                 now,
                 step=timedelta(hours=options["step_hours"]),
-                baseline=timedelta(days=options["baseline_days"]),
+                # Reports before the replay are there already once a tick was replayed.
+                baseline=timedelta(days=options["baseline_days"])
+                if done is None or done.last_success_at is None
+                else None,
                 scenes=scenes,
             )
             percentages_mark_applied(event_ids=pending, detail="recorded by the simulator")
         SourceSync.objects.update_or_create(
-            name=REPLAY, defaults={"kind": "demo", "last_attempt_at": now, "last_success_at": now}
+            name=REPLAY,
+            defaults={
+                "kind": "demo",
+                "last_attempt_at": now,
+                "last_success_at": now,
+                "last_summary": {"finished": True, "calm_until": calm_until.isoformat()}
+                if calm_until
+                else {"finished": True},
+            },
         )
         active = Publication.objects.filter(
             state__in=(PhasingState.PHASING, PhasingState.PAUSED, PhasingState.HALTED)
@@ -159,19 +192,24 @@ class Command(BaseCommand):
         now,
         *,
         step: timedelta,
-        baseline: timedelta,
+        baseline: timedelta | None,
         scenes: demo_scenes.Scenes | None,
     ) -> None:
         feed = SimulatedCrashFeed(simulator)
         crashes = LocalCrashSource(feed=feed)
+        steps = int((now - start) / step)
+        self._working(demo_seeding.Progress(0, steps, self._days))
         publications_sync(simulator, now=start)
-        with tqdm(desc="crash reports before the replay", unit=" reports", file=self.stderr) as bar:
+        if baseline is not None:
+            with tqdm(
+                desc="crash reports before the replay", unit=" reports", file=self.stderr
+            ) as bar:
 
-            def reports_read(count: int) -> None:
-                bar.update(count)
-                self._working(None)
+                def reports_read(count: int) -> None:
+                    bar.update(count)
+                    self._working(None)
 
-            crashes_sync(crashes, since=start - baseline, now=start, progress=reports_read)
+                crashes_sync(crashes, since=start - baseline, now=start, progress=reports_read)
         triager = get_user_model().objects.filter(groups__name=TRIAGERS).first()
         admin = (
             get_user_model()
@@ -180,7 +218,6 @@ class Command(BaseCommand):
         )
         if scenes is not None and admin is not None:
             scenes.before_replay(admin)
-        steps = int((now - start) / step)
         moment = start
         with tqdm(
             total=steps, desc="replaying the controller", unit=" ticks", file=self.stderr
@@ -196,6 +233,7 @@ class Command(BaseCommand):
                 if halts and triager and admin:
                     self._triage_false_alarms(feed, halts, triager, admin, moment)
                 bar.update(1)
+                SourceSync.objects.filter(name=REPLAY).update(last_success_at=moment)
                 self._working(demo_seeding.Progress(bar.n, steps, self._days))
         if scenes is not None and admin is not None:
             scenes.after_replay(admin)
