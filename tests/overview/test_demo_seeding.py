@@ -81,7 +81,7 @@ def test_the_replay_reports_its_progress_and_lets_go_when_done(monkeypatch, arch
 def test_a_replay_stopped_part_way_goes_on_from_there_with_if_empty(
     monkeypatch, archive_admin_user
 ):
-    from overview import controller
+    from overview.controller import tick as controller
     from packages.models import SourceSync
 
     real_tick, ticks = controller.tick, []
