@@ -52,7 +52,13 @@ class BeatSupervisor:
             held += 1
             beat = self.start_beat()
             self.say("beat started, holding the beat lock")
-            status = self._watch(connection, beat)
+            try:
+                status = self._watch(connection, beat)
+            except BaseException:
+                # Stopped (SIGTERM, Ctrl-C): beat goes with its supervisor, never alone.
+                beat.terminate()
+                beat.wait(timeout=30)
+                raise
             if status is not None:
                 return status
             self.say("lost the beat lock's database connection; beat stopped, taking it again")
