@@ -14,6 +14,7 @@ the tests drive a blip without stopping a shared database.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -51,7 +52,7 @@ class BeatSupervisor:
             connection = self._locked_connection()
             held += 1
             beat = self.start_beat()
-            self.say("beat started, holding the beat lock")
+            self.say(f"beat starting (pid {os.getpid()}), holding the beat lock")
             try:
                 status = self._watch(connection, beat)
             except BaseException:
