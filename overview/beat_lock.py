@@ -14,6 +14,7 @@ the tests drive a blip without stopping a shared database.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -51,8 +52,14 @@ class BeatSupervisor:
             connection = self._locked_connection()
             held += 1
             beat = self.start_beat()
-            self.say("beat started, holding the beat lock")
-            status = self._watch(connection, beat)
+            self.say(f"beat starting (pid {os.getpid()}), holding the beat lock")
+            try:
+                status = self._watch(connection, beat)
+            except BaseException:
+                # Stopped (SIGTERM, Ctrl-C): beat goes with its supervisor, never alone.
+                beat.terminate()
+                beat.wait(timeout=30)
+                raise
             if status is not None:
                 return status
             self.say("lost the beat lock's database connection; beat stopped, taking it again")

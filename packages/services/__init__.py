@@ -3,6 +3,7 @@
 - phasing: the one writer of phasing events; every change of percentage or state goes
   through it, as a Change with a named constructor (advanced, halted, superseded, ...).
 - rollouts: what archive admins do to an update (pause, resume, halt, set, release).
+- sign_off: the four-eyes rule, asked by every write path and enforced by the services.
 - releases: freezing and unfreezing a release. policies: setting a policy.
 - sync: bring publications from the publication source into the database.
 - writeback: give the publication source the percentages we set, after commit.

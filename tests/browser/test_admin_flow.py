@@ -37,7 +37,9 @@ def _run_action(page, live_server, artifacts, publication, action: str, reason: 
 def test_an_archive_admin_pauses_and_resumes_an_update_and_sees_it_on_the_history_page(
     live_server, page, artifacts
 ):
-    admin = UserFactory(username="ada", is_staff=True, password=PASSWORD)
+    admin = UserFactory(
+        username="ada", first_name="Ada", last_name="Lovelace", is_staff=True, password=PASSWORD
+    )
     admin.groups.add(group_named(ARCHIVE_ADMINS))
     publication = PublicationFactory(
         source_package=SourcePackageFactory(name="hello"),
@@ -64,7 +66,7 @@ def test_an_archive_admin_pauses_and_resumes_an_update_and_sees_it_on_the_histor
     page.goto(f"{live_server.url}/source/hello/")
     pause_row = page.locator(f"tr.event-{EventKind.PAUSED}").first
     row_text = pause_row.inner_text()
-    assert "ada" in row_text
+    assert "Ada Lovelace" in row_text  # the display name, never the login name
     assert "Waiting on LP: #2099999" in row_text
     event = publication.events.get(kind=EventKind.PAUSED)
     assert event.created_at.strftime("%Y-%m-%d") in row_text
@@ -77,5 +79,5 @@ def test_an_archive_admin_pauses_and_resumes_an_update_and_sees_it_on_the_histor
 
     page.goto(f"{live_server.url}/source/hello/")
     resumed = page.locator(f"tr.event-{EventKind.RESUMED}").first.inner_text()
-    assert "ada" in resumed and "Fix verified, carry on" in resumed
+    assert "Ada Lovelace" in resumed and "Fix verified, carry on" in resumed
     page.screenshot(path=artifacts / "history-resumed.png", full_page=True)

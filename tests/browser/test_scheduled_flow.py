@@ -25,7 +25,10 @@ PASSWORD = "browser-test-password-5521"
 
 
 def _archive_admin(username: str):
-    user = UserFactory(username=username, is_staff=True, password=PASSWORD)
+    # Pages name a person by display name, never by login name.
+    user = UserFactory(
+        username=username, first_name=username.title(), is_staff=True, password=PASSWORD
+    )
     user.groups.add(group_named(ARCHIVE_ADMINS))
     return user
 
@@ -83,7 +86,7 @@ def test_a_scheduled_pause_shows_on_the_pages_and_runs_at_its_time(
     assert publication.state == PhasingState.PAUSED
     page.goto(f"{live_server.url}/source/hello/")
     paused = page.locator(f"tr.event-{EventKind.PAUSED}").first.inner_text()
-    assert "scheduled by ada" in paused and f"ran at {when:%Y-%m-%d %H:%M} UTC" in paused
+    assert "scheduled by Ada" in paused and f"ran at {when:%Y-%m-%d %H:%M} UTC" in paused
     assert page.locator("table.scheduled").count() == 0
 
 
@@ -130,4 +133,4 @@ def test_a_release_waits_for_a_second_archive_admin_who_signs_it_off(
     )
     browser_page.goto(f"{live_server.url}/source/openssl/")
     released = browser_page.locator(f"tr.event-{EventKind.RELEASED}").first.inner_text()
-    assert "requested by ada" in released and "signed off by bo" in released
+    assert "requested by Ada" in released and "signed off by Bo" in released

@@ -132,3 +132,22 @@ def test_with_no_wait_a_second_beat_exits_at_once():
             sleep=lambda s: None,
             no_wait=True,
         ).run()
+
+
+def test_a_stopped_supervisor_stops_its_beat_with_it():
+    db = Database()
+    log: list[str] = []
+    beats: list[FakeBeat] = []
+
+    def sleep(seconds):
+        raise SystemExit(0)  # SIGTERM while beat runs
+
+    with pytest.raises(SystemExit):
+        BeatSupervisor(
+            connect=lambda: Connection(db),
+            start_beat=lambda: beats.append(FakeBeat(log)) or beats[-1],
+            sleep=sleep,
+            say=log.append,
+        ).run()
+
+    assert [b.running for b in beats] == [False]

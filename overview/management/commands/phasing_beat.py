@@ -13,6 +13,7 @@ honest.
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -69,6 +70,11 @@ class Command(BaseCommand):
                 ]
             )
 
+        def stop(signum, frame):
+            raise SystemExit(0)
+
+        # honcho and systemd stop with SIGTERM: beat's child is stopped with this process.
+        signal.signal(signal.SIGTERM, stop)
         status = BeatSupervisor(
             connect=connect,
             start_beat=start_beat,

@@ -64,6 +64,10 @@ _INDEX_RE = re.compile(r"^(?P<component>.+)/binary-(?P<arch>[^/]+)/Packages(\.gz
 RELEASE_CHECKSUM_FIELDS = {name.lower() for name in HASH_FIELDS}
 
 
+class IndexMismatch(SourceError):
+    """An index that does not match the size or hash its Release lists: a torn suite."""
+
+
 @dataclass
 class Listed:
     """One file as the Release lists it: size and the digests of each hash list."""
@@ -73,7 +77,7 @@ class Listed:
 
     def check(self, name: str, data: bytes) -> None:
         if len(data) != self.size:
-            raise SourceError(
+            raise IndexMismatch(
                 f"{name} is {len(data)} bytes but the Release file says {self.size} "
                 "(archive being rewritten, or corrupt)"
             )
@@ -83,7 +87,7 @@ class Listed:
                 algorithm = dict(RELEASE_HASHES)[field_name]
                 digest = hashlib.new(algorithm, data).hexdigest()
                 if digest != self.hashes[field_name]:
-                    raise SourceError(
+                    raise IndexMismatch(
                         f"{name} does not match its {field_name} in the Release file "
                         "(archive being rewritten, or corrupt)"
                     )

@@ -28,6 +28,7 @@ from packages.sources.apt.reader import (
     HASH_FIELDS,
     RELEASE_CHECKSUM_FIELDS,
     AptArchiveReader,
+    IndexMismatch,
     Suite,
     parse_release_date,
 )
@@ -116,7 +117,16 @@ class AptArchiveRewriter(AptArchiveReader):
             with suite_lock(suite_dir):
                 if suite_recover(suite_dir):
                     log.warning("apt archive: undid an interrupted write of %s", suite_dir)
-                return self._rewrite(suite_name, suite_dir, source_package, version, percentage)
+                try:
+                    return self._rewrite(suite_name, suite_dir, source_package, version, percentage)
+                except IndexMismatch as exc:
+                    # Torn without a journal (a Release newer than its indexes, however it
+                    # happened): unreadable for ever unless rebuilt. The indexes on disk
+                    # are taken as they are, and this write then sets the product's own
+                    # percentage over them.
+                    log.warning("apt archive: %s is torn (%s); rebuilding its Release", suite_name, exc)
+                    self._rebuild(suite_name, suite_dir)
+                    return self._rewrite(suite_name, suite_dir, source_package, version, percentage)
         except SourceError as exc:
             # A hostile or torn suite: named in the write-back's failure, and in the log.
             log.error("apt archive: writing %s failed: %s", suite_name, exc)
@@ -204,6 +214,29 @@ class AptArchiveRewriter(AptArchiveReader):
         return WriteResult(
             "applied", f"{source_package} {version} set to {shown} in {matched} binaries"
         )
+
+    def _rebuild(self, suite_name: str, suite_dir: Path) -> None:
+        """A new Release over the suite's plain Packages indexes as they are on disk, with
+        their compressed forms made again from them, committed as one step."""
+        suite = self._load_suite(suite_name)
+        hash_fields = [f for f in HASH_FIELDS if f in suite.release or f in WRITTEN_HASHES]
+        new_files: dict[str, bytes] = {}
+        for component, arch in suite.index_dirs:
+            index_dir = f"{component}/binary-{arch}"
+            plain = apt_names.inside(suite_dir, f"{index_dir}/Packages")
+            if not plain.is_file():
+                continue
+            for name, data in compressed_variants(plain.read_bytes()).items():
+                new_files[f"{index_dir}/{name}"] = data
+        release_bytes = self._new_release(suite, suite_dir, new_files, hash_fields)
+        signatures = (
+            sign_release(release_bytes, gpg_key=self.gpg_key, gpg_home=self.gpg_home)
+            if self.gpg_key
+            else {}
+        )
+        for relative, data in new_files.items():
+            write_by_hash((suite_dir / relative).parent, data, hash_fields)
+        suite_commit(suite_dir, {**new_files, "Release": release_bytes, **signatures})
 
     def _new_release(
         self, suite: Suite, suite_dir: Path, new_files: dict[str, bytes], hash_fields: list[str]

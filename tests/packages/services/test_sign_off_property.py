@@ -167,7 +167,7 @@ def sign_off_on(settings):
 
 @pytest.mark.usefixtures("sign_off_on")
 @settings(
-    max_examples=50,
+    max_examples=30,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

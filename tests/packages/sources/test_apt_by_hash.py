@@ -51,3 +51,31 @@ def test_a_reader_with_the_release_from_before_a_write_reads_what_it_vouches_for
     found = reader._read_index(before, "main", "amd64")
     assert found is not None and b"Phased-Update-Percentage: 30" in found[1]
     assert by_source(source)["hello"].percentage == 60
+
+
+def test_a_suite_torn_without_a_journal_is_rebuilt_by_the_next_write_back(tmp_path):
+    import shutil
+
+    import pytest
+
+    from packages.sources.base import SourceError
+    from tests.packages.sources.apt_archive_fakes import NOW
+
+    standard_archive(tmp_path)
+    index_dir = tmp_path / "dists" / "noble-updates" / "main" / "binary-amd64"
+    old = {p.name: p.read_bytes() for p in index_dir.iterdir() if p.is_file()}
+    source = AptArchiveSource(location=str(tmp_path))
+    assert _set(source, 30).status == "applied"
+    # A Release newer than its Packages files, however it happened (old indexes put back,
+    # no by-hash copies, no journal): unreadable.
+    shutil.rmtree(index_dir / "by-hash")
+    for name, data in old.items():
+        (index_dir / name).write_bytes(data)
+    with pytest.raises(SourceError, match="does not match|bytes but the Release"):
+        list(source.publications(release="noble", since=None, now=NOW))
+
+    # The halt's write-back (the product's own percentage) rebuilds it and lands.
+    assert _set(source, 0).status == "applied"
+
+    assert by_source(source)["hello"].percentage == 0
+    assert by_source(source)["curl"].phased_update_percentage is None
