@@ -9,12 +9,12 @@ from datetime import timedelta
 
 import pytest
 
-from overview.models import Notification
-from overview.services.notifications import (
+from overview.controller.notifications import (
     halt_notifications_create,
     notification_send,
     notifications_send_pending,
 )
+from overview.models import Notification
 from packages.models import EventKind, PhasingState, SourceSync
 from tests.factories import NOW, PersonFactory, PhasingEventFactory, PublicationFactory
 from tests.faults.smtp_sink import DOWN, DROP_AFTER_DATA, smtp_sink

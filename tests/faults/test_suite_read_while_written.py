@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import threading
 
-from packages.sources.apt_archive import AptArchiveSource
+from packages.sources.apt.archive import AptArchiveSource
 from packages.sources.base import SourceError
-from tests.packages.sources.apt_archive_fakes import standard_archive
+from tests.packages.sources.apt.fakes import standard_archive
 
 WRITES = 30
 

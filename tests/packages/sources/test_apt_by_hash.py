@@ -59,7 +59,7 @@ def test_a_suite_torn_without_a_journal_is_rebuilt_by_the_next_write_back(tmp_pa
     import pytest
 
     from packages.sources.base import SourceError
-    from tests.packages.sources.apt_archive_fakes import NOW
+    from tests.packages.sources.apt.fakes import NOW
 
     standard_archive(tmp_path)
     index_dir = tmp_path / "dists" / "noble-updates" / "main" / "binary-amd64"
