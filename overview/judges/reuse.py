@@ -39,8 +39,11 @@ def enabled() -> bool:
     return bool(getattr(settings, "PHASING_JUDGEMENT_REUSE", True))
 
 
-def _window(found: Mapping[datetime, int], start: datetime, hours: int) -> tuple[int, ...]:
-    return tuple(found.get(start + timedelta(hours=h), 0) for h in range(hours))
+def _window(
+    found: Mapping[datetime, int], start: datetime, end: datetime
+) -> tuple[tuple[datetime, int], ...]:
+    """The hours of [start, end) with a count, and their counts: an hour left out is a 0."""
+    return tuple(sorted((m, n) for m, n in found.items() if n and start <= m < end))
 
 
 def input_key(
@@ -58,11 +61,12 @@ def input_key(
     `version_keys`: (release, package, version) of the update and of its previous version,
     whose hourly counts in [start, start + hours) are read; `inputs`: the rest (settings,
     percentages, sightings, deficit, the release's belief), each picklable."""
+    end = start + timedelta(hours=hours)
     windows = tuple(
         (
             key,
-            _window(counts.get(key, {}), start, hours),
-            _window(reports.get(key, {}), start, hours),
+            _window(counts.get(key, {}), start, end),
+            _window(reports.get(key, {}), start, end),
         )
         for key in version_keys
     )

@@ -6,7 +6,7 @@ import django_filters
 from django import forms
 from django.db.models import Q, QuerySet
 
-from overview.models import CrashReport, ErrorBucket, Problem
+from overview.models import BucketVersionStat, CrashReport, ErrorBucket, Problem
 from packages.models import SourcePackage
 from packages.validators import validate_version
 
@@ -135,6 +135,7 @@ def packages_of_bucket(bucket: ErrorBucket) -> QuerySet[SourcePackage]:
     """The packages a bucket's crashes or problems are about: who an override can name."""
     return SourcePackage.objects.filter(
         Q(pk=bucket.source_package_id)
-        | Q(pk__in=CrashReport.objects.filter(bucket=bucket).values("source_package"))
+        # The bucket's counters, not its reports: they outlive the purge of old reports.
+        | Q(pk__in=BucketVersionStat.objects.filter(bucket=bucket).values("source_package"))
         | Q(pk__in=Problem.objects.filter(bucket=bucket).values("publication__source_package"))
     ).order_by("name")
