@@ -49,6 +49,7 @@ test: install-dev browser-deps
 
 # Style, the layering contracts (packages never imports overview, ...), types, migrations.
 lint: install-dev
+	$(PY) -m ruff format --check .
 	$(PY) -m ruff check .
 	$(VENV)/bin/lint-imports
 	$(PY) -m mypy .

@@ -36,7 +36,9 @@ def records():
         if cached_key == key:
             return cached
     end = plan.end_at
-    drawn = list(SimulatedCrashFeed(_simulator(plan)).reports(since=end, now=end + timedelta(hours=HOURS)))
+    drawn = list(
+        SimulatedCrashFeed(_simulator(plan)).reports(since=end, now=end + timedelta(hours=HOURS))
+    )
     CACHE.parent.mkdir(parents=True, exist_ok=True)
     with CACHE.open("wb") as f:
         pickle.dump((key, drawn), f)

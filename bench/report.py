@@ -114,10 +114,10 @@ def table(figures: dict) -> str:
     if load:
         add("")
         add(
-            f"Pages (gunicorn {load['workers']} workers, wrk {load['connections']} connections, {load['seconds']} s each)"
+            f"Pages (gunicorn {load['workers']} workers, wrk {load['connections']} connections, {load['seconds']} s each)"  # noqa: E501
         )
         add(
-            f"  {'page (…_cached: page cache on)':<26} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'÷ static':>9} {'× baseline':>11}"
+            f"  {'page (…_cached: page cache on)':<26} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'÷ static':>9} {'× baseline':>11}"  # noqa: E501
         )
         names = ("overview", "overview_100", "overview_filtered", "history", "api_publications")
         for name in (
@@ -134,7 +134,7 @@ def table(figures: dict) -> str:
                 ratio = row.get("ratio_to_static", 1.0)
                 speedup = f"{row['speedup']:>10.1f}x" if "speedup" in row else ""
                 add(
-                    f"  {name:<26} {row['rps']:>9.1f} {row['p50_ms']:>8.1f} {row['p99_ms']:>8.1f} {ratio:>9.3f} {speedup}"
+                    f"  {name:<26} {row['rps']:>9.1f} {row['p50_ms']:>8.1f} {row['p99_ms']:>8.1f} {ratio:>9.3f} {speedup}"  # noqa: E501
                 )
         if "baseline_commit" in load:
             add(f"  …_baseline: the same pages served by commit {load['baseline_commit']}")
@@ -185,7 +185,7 @@ def table(figures: dict) -> str:
             add(f"Ingest: error {ingest['error'][-300:]}")
         else:
             add(
-                f"Ingest: {ingest['reports']:,} reports in {ingest['seconds']} s = {ingest['reports_per_s']:,} reports/s"
+                f"Ingest: {ingest['reports']:,} reports in {ingest['seconds']} s = {ingest['reports_per_s']:,} reports/s"  # noqa: E501
             )
             if "intake" in ingest:
                 intake = ingest["intake"]

@@ -48,7 +48,10 @@ def update(rng: random.Random, n: int) -> dict:
         # A crash that did not exist before, from rare to as frequent as all the others.
         share = log_uniform(rng, 0.01, 1.0)
         buckets.append(
-            {"signature": f"{source}:crash_in_new_code", "crashes_per_machine_day": previous * share}
+            {
+                "signature": f"{source}:crash_in_new_code",
+                "crashes_per_machine_day": previous * share,
+            }
         )
         if rng.random() < 0.3:
             ratio = log_uniform(rng, 1.2, 3.0)
@@ -82,7 +85,9 @@ def main() -> None:
     parser.add_argument("--hours", type=int, default=120)
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
-    json.dump(generate(updates=args.updates, hours=args.hours, seed=args.seed), sys.stdout, indent=1)
+    json.dump(
+        generate(updates=args.updates, hours=args.hours, seed=args.seed), sys.stdout, indent=1
+    )
     sys.stdout.write("\n")
 
 

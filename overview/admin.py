@@ -125,7 +125,9 @@ class OverrideAdmin(ReadOnlyAdmin):
             for override in overrides:
                 try:
                     override_revoke(
-                        override=override, actor=acting_user(request), reason=form.cleaned_data["reason"]
+                        override=override,
+                        actor=acting_user(request),
+                        reason=form.cleaned_data["reason"],
                     )
                 except ValidationError as error:
                     failed.append((override, error))
@@ -199,5 +201,6 @@ class PublicationAdmin(ArchivePublicationAdmin):
     def problem_count(self, obj: Publication) -> int:
         count: int = vars(obj)["active_problem_count"]  # annotated by get_queryset
         return count
+
 
 from overview.notices import admin as _notices_admin  # noqa: E402,F401  (webhook endpoints)

@@ -56,9 +56,7 @@ def tick(self: Task) -> int:
     """A rerun is harmless: a tick at the same moment changes nothing twice, and a tick
     whose worker died was rolled back whole; so the message is acknowledged only after
     the tick, and given back to the queue when its worker is lost."""
-    beat = getattr(self.request, BEAT_HEADER, None) or (self.request.headers or {}).get(
-        BEAT_HEADER
-    )
+    beat = getattr(self.request, BEAT_HEADER, None) or (self.request.headers or {}).get(BEAT_HEADER)
     if beat:
         beat_seen(str(beat), now=timezone.now())
     if _demo_replaying():

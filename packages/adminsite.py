@@ -62,9 +62,10 @@ class PhasingAdminSite(admin.AdminSite):
 
 def _selection_is_ids(request: HttpRequest) -> bool:
     # Every model in this admin (ours, auth's, axes') has an integer primary key.
-    return all(value.isascii() and value.isdigit() for value in request.POST.getlist(
-        helpers.ACTION_CHECKBOX_NAME
-    ))
+    return all(
+        value.isascii() and value.isdigit()
+        for value in request.POST.getlist(helpers.ACTION_CHECKBOX_NAME)
+    )
 
 
 def _with_view(pattern, view: Callable):

@@ -51,7 +51,11 @@ def env_float(
         value = float(raw)
     except ValueError as exc:
         raise ImproperlyConfigured(f"{name} must be a number, not {raw!r}") from exc
-    if value != value or (above is not None and value <= above) or (below is not None and value >= below):
+    if (
+        value != value
+        or (above is not None and value <= above)
+        or (below is not None and value >= below)
+    ):
         raise ImproperlyConfigured(f"{name} must be between {above} and {below}, not {raw}")
     return value
 
@@ -64,7 +68,7 @@ def env_list(name: str, default: list[str]) -> list[str]:
 
 
 def env_pairs(name: str) -> dict[str, str]:
-    """"a=x, b=y" as {"a": "x", "b": "y"}; an item without "=" is a configuration error."""
+    """ "a=x, b=y" as {"a": "x", "b": "y"}; an item without "=" is a configuration error."""
     pairs = {}
     for item in env_list(name, []):
         key, sep, value = item.partition("=")

@@ -348,7 +348,9 @@ PHASING_SIMULATOR_SEED = env_int("PHASING_SIMULATOR_SEED", 1)
 PHASING_SIMULATOR_PACKAGES = env_int("PHASING_SIMULATOR_PACKAGES", 300, minimum=1)
 PHASING_SIMULATOR_MEAN_DAYS = float(env_int("PHASING_SIMULATOR_MEAN_DAYS", 40, minimum=1))
 PHASING_HTTP_TIMEOUT = float(env_int("PHASING_HTTP_TIMEOUT", 10, minimum=1))
-PHASING_LAUNCHPAD_API_ROOT = env_str("PHASING_LAUNCHPAD_API_ROOT", "https://api.launchpad.net/devel/")
+PHASING_LAUNCHPAD_API_ROOT = env_str(
+    "PHASING_LAUNCHPAD_API_ROOT", "https://api.launchpad.net/devel/"
+)
 PHASING_LAUNCHPAD_DISTRIBUTION = env_str("PHASING_LAUNCHPAD_DISTRIBUTION", "ubuntu")
 PHASING_LAUNCHPAD_CONSUMER_KEY = env_str("PHASING_LAUNCHPAD_CONSUMER_KEY", "phasing")
 PHASING_LAUNCHPAD_TOKEN = env_str("PHASING_LAUNCHPAD_TOKEN")
@@ -390,7 +392,9 @@ PHASING_OIDC_ENABLED = bool(PHASING_OIDC_ISSUER)
 PHASING_OIDC_PROVIDER_NAME = env_str("PHASING_OIDC_PROVIDER_NAME", "single sign-on")
 PHASING_OIDC_GROUPS_CLAIM = env_str("PHASING_OIDC_GROUPS_CLAIM", "groups")
 PHASING_OIDC_TRIAGER_GROUPS = env_list("PHASING_OIDC_TRIAGER_GROUPS", ["triagers"])
-PHASING_OIDC_ARCHIVE_ADMIN_GROUPS = env_list("PHASING_OIDC_ARCHIVE_ADMIN_GROUPS", ["archive-admins"])
+PHASING_OIDC_ARCHIVE_ADMIN_GROUPS = env_list(
+    "PHASING_OIDC_ARCHIVE_ADMIN_GROUPS", ["archive-admins"]
+)
 # A session from single sign-on lasts this long: rights removed at the provider go at the
 # next sign-in.
 PHASING_OIDC_SESSION_SECONDS = env_int("PHASING_OIDC_SESSION_SECONDS", 8 * 3600, minimum=60)
@@ -537,7 +541,11 @@ LOGGING = {
         },
     },
     "handlers": {
-        "console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT, "filters": ["context"]}
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": LOG_FORMAT,
+            "filters": ["context"],
+        }
     },
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     "loggers": {

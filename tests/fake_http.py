@@ -101,7 +101,8 @@ class FakeHTTPServer:
     ) -> None:
         """Answer ``method path`` (with these query values) by ``replies`` in order.
 
-        A path ending in ``/*`` answers every path under it. A later route for the same request wins, so a test can override a default.
+        A path ending in ``/*`` answers every path under it. A later route for the same request
+        wins, so a test can override a default.
         """
         with self._lock:
             self._routes.insert(0, _Route(method, path, dict(query or {}), list(replies)))

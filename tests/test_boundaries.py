@@ -12,7 +12,9 @@ OVERVIEW_LIBRARIES = {p.stem for p in (TEMPLATES.parent / "overview" / "template
 
 def test_the_archive_templates_load_no_overview_tags():
     loaded = {
-        str(path.relative_to(TEMPLATES)): set(re.findall(r"{%\s*load\s+([^%]+)%}", path.read_text()))
+        str(path.relative_to(TEMPLATES)): set(
+            re.findall(r"{%\s*load\s+([^%]+)%}", path.read_text())
+        )
         for path in (TEMPLATES / "packages").rglob("*.html")
     }
     offending = {

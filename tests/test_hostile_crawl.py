@@ -177,7 +177,11 @@ def test_every_route_as_every_role_over_hostile_data_answers_no_5xx_and_runs_not
 ):
     extra = hostile_world(frozen_now)
     clients = dict(
-        zip(PERSONAS, (anonymous, member, triager, archive_admin, admin_client_superuser), strict=True)
+        zip(
+            PERSONAS,
+            (anonymous, member, triager, archive_admin, admin_client_superuser),
+            strict=True,
+        )
     )
     urls = [_url(key, ROUTES[key], seed) for key, _ in project_routes()] + extra
     problems = []
@@ -193,9 +197,10 @@ def test_every_route_as_every_role_over_hostile_data_answers_no_5xx_and_runs_not
             kind = response.get("Content-Type", "")
             if kind.startswith("text/html") and ACTIVE.search(body):
                 problems.append(f"{url} as {persona}: active content {ACTIVE.search(body)[0]!r}")
-            elif not kind.startswith("text/html") and response.get(
-                "X-Content-Type-Options"
-            ) != "nosniff":  # data (JSON, CSV, Atom) a browser must never read as a page
+            elif (
+                not kind.startswith("text/html")
+                and response.get("X-Content-Type-Options") != "nosniff"
+            ):  # data (JSON, CSV, Atom) a browser must never read as a page
                 problems.append(f"{url} as {persona}: {kind} without nosniff")
             if "_export=csv" in url and response.status_code == 200:
                 for row in csv.reader(io.StringIO(body)):

@@ -16,7 +16,15 @@ pytestmark = pytest.mark.django_db
 
 @pytest.mark.parametrize(
     "path",
-    ["/", "/machine/", "/feeds/halts/", "/api/v1/publications/", "/api/v1/docs", "/admin/login/", "/nowhere/"],
+    [
+        "/",
+        "/machine/",
+        "/feeds/halts/",
+        "/api/v1/publications/",
+        "/api/v1/docs",
+        "/admin/login/",
+        "/nowhere/",
+    ],
 )
 def test_every_answer_forbids_scripts_other_than_the_sites_own_files(anonymous, path):
     policy = anonymous.get(path)["Content-Security-Policy"]

@@ -35,7 +35,7 @@ def site_url(tmp_path, **env: str) -> str:
 
 
 @pytest.mark.parametrize(
-    "env, expected",
+    ("env", "expected"),
     [
         ({}, "http://127.0.0.1:8000"),
         ({"PORT": "8123"}, "http://127.0.0.1:8123"),

@@ -186,7 +186,9 @@ def test_the_whole_loop_halts_on_crashes_from_the_machines_apt_admitted_and_resu
         previous_version=OLD,
     )
     # The release pocket holds the version it replaces: Ubuntu's rule compares with it.
-    released = dataclasses.replace(record, version=OLD, previous_version="", phased_update_percentage=None)
+    released = dataclasses.replace(
+        record, version=OLD, previous_version="", phased_update_percentage=None
+    )
     write_archive(
         root,
         [{"codename": "noble", "version": "24.04", "updates": [record], "release": [released]}],

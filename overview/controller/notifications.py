@@ -249,6 +249,4 @@ def notifications_send_pending(*, now: datetime | None = None) -> int:
         .order_by("created_at", "id")
         .values_list("pk", flat=True)[:500]
     )
-    return sum(
-        notification_send(notification_id=pk, now=now).status == "sent" for pk in list(due)
-    )
+    return sum(notification_send(notification_id=pk, now=now).status == "sent" for pk in list(due))

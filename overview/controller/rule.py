@@ -111,7 +111,12 @@ def facts_of(publication: Any) -> Facts:
 
 def _hold(facts: Facts, reason: str, detail: str = "", **when: object) -> Decision:
     return Decision(
-        Action.HOLD, facts.percentage, facts.percentage, reason, detail, **when  # type: ignore[arg-type]
+        Action.HOLD,
+        facts.percentage,
+        facts.percentage,
+        reason,
+        detail,
+        **when,  # type: ignore[arg-type]
     )
 
 
@@ -120,18 +125,14 @@ def _kept(facts: Facts) -> Decision:
     return _hold(facts, facts.hold_reason or PROBLEMS, facts.hold_detail)
 
 
-def decide(
-    facts: Facts, evidence: Evidence, rules: policy_rules.Rules, now: datetime
-) -> Decision:
+def decide(facts: Facts, evidence: Evidence, rules: policy_rules.Rules, now: datetime) -> Decision:
     decision = _decide(facts, evidence, rules, now)
     if evidence.judge_error and facts.state == PHASING and not decision.halts:
         return _hold(facts, JUDGE_FAILED, evidence.judge_error)
     return decision
 
 
-def _decide(
-    facts: Facts, evidence: Evidence, rules: policy_rules.Rules, now: datetime
-) -> Decision:
+def _decide(facts: Facts, evidence: Evidence, rules: policy_rules.Rules, now: datetime) -> Decision:
     percentage = facts.percentage
 
     # A version the error tracker does not know (a 404, which lasts): the policy holds it,
@@ -172,9 +173,7 @@ def _auto_resumed(facts: Facts, rules: policy_rules.Rules) -> Decision:
     return Decision(Action.RESUME, facts.percentage, target, detail=detail)
 
 
-def _step(
-    facts: Facts, evidence: Evidence, rules: policy_rules.Rules, now: datetime
-) -> Decision:
+def _step(facts: Facts, evidence: Evidence, rules: policy_rules.Rules, now: datetime) -> Decision:
     """The policy's next step, once every gate of the policy lets it through."""
     percentage = facts.percentage
     if evidence.held:

@@ -39,6 +39,7 @@ def sources_sync(*, now: datetime | None = None) -> dict[str, object]:
         )
         log.warning("a sync is already running (since %s); skipped", since)
         return {"skipped": True}
+
     # Renewed at every batch of work; a sync that stops working loses it within the lease.
     def renew(_done: int) -> None:
         held.renew()

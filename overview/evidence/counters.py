@@ -45,7 +45,11 @@ def judging_counts_recount(keys: Iterable[HourKey]) -> None:
 def _recount_sqlite(keys: set[HourKey]) -> None:
     """The same counts as on PostgreSQL, in SQLite's SQL: the keys go into a scratch table
     (SQLite has no arrays), the dependency versions come out of json_each."""
-    report, hourly, sighting = _table(CrashReport), _table(HourlyCrashCount), _table(VersionSighting)
+    report, hourly, sighting = (
+        _table(CrashReport),
+        _table(HourlyCrashCount),
+        _table(VersionSighting),
+    )
     publication = _table(Publication)
     adapt = connection.ops.adapt_datetimefield_value
     counted = "NOT r.automated_testing AND NOT r.from_proposed"
@@ -104,7 +108,11 @@ def _table(model: type[models.Model]) -> str:
 def _recount_sql(keys: set[HourKey]) -> None:
     """The same counts in two statements, for the keys given as arrays (a fixed number of
     parameters however many keys)."""
-    report, hourly, sighting = _table(CrashReport), _table(HourlyCrashCount), _table(VersionSighting)
+    report, hourly, sighting = (
+        _table(CrashReport),
+        _table(HourlyCrashCount),
+        _table(VersionSighting),
+    )
     publication = _table(Publication)
     ordered = sorted(keys)
     columns = [list(column) for column in zip(*ordered, strict=True)]

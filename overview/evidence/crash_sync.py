@@ -33,9 +33,7 @@ def crashes_sync(
             source.reports(since=since, now=now), progress=progress, now=now
         )
     except Exception as exc:  # recorded, so pages and the controller know the data is stale
-        source_sync_record(
-            source.name, "crashes", now=now, error=f"{type(exc).__name__}: {exc}"
-        )
+        source_sync_record(source.name, "crashes", now=now, error=f"{type(exc).__name__}: {exc}")
         raise
     result = {
         "received": summary.received,

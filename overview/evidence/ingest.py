@@ -141,7 +141,9 @@ def _ingest_batch_or_each(
     try:
         return _ingest_batch(records, releases)
     except unstorable as error:
-        log.warning("a crash batch failed (%s); storing its %d reports one by one", error, len(records))
+        log.warning(
+            "a crash batch failed (%s); storing its %d reports one by one", error, len(records)
+        )
     inserted = 0
     for record in records:
         try:

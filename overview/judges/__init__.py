@@ -1,1 +1,2 @@
-"""The judges of an update's evidence (Ubuntu's rule, the sequential test, exposure); imports evidence and models, never the controller or pages."""
+"""The judges of an update's evidence (Ubuntu's rule, the sequential test, exposure); imports
+evidence and models, never the controller or pages."""

@@ -71,7 +71,9 @@ class LocalCrashSource:
             return "crash reports have never been synced"
         if now - status.last_success_at > settings.PHASING_CRASH_DATA_MAX_AGE:
             detail = f": {status.last_error}" if status.last_error else ""
-            return f"crash reports last synced at {status.last_success_at:%Y-%m-%d %H:%M} UTC{detail}"
+            return (
+                f"crash reports last synced at {status.last_success_at:%Y-%m-%d %H:%M} UTC{detail}"
+            )
         return ""
 
     def reports(self, *, since: datetime | None, now: datetime) -> Iterator[CrashReportRecord]:

@@ -311,7 +311,9 @@ class Override(models.Model):
     bucket = models.ForeignKey(
         ErrorBucket, null=True, blank=True, on_delete=models.CASCADE, related_name="overrides"
     )
-    kind = models.CharField(max_length=20, choices=ProblemKind.choices, default=ProblemKind.NEW_BUCKET)
+    kind = models.CharField(
+        max_length=20, choices=ProblemKind.choices, default=ProblemKind.NEW_BUCKET
+    )
     reason = models.TextField()
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"

@@ -37,7 +37,9 @@ class Notification(models.Model):
         verbose_name = "email in the outbox"
         verbose_name_plural = "outbox"
         constraints = [
-            models.UniqueConstraint(name="one_email_per_person_per_halt", fields=("event", "person"))
+            models.UniqueConstraint(
+                name="one_email_per_person_per_halt", fields=("event", "person")
+            )
         ]
         indexes = [
             # The reconcile: emails not sent yet, oldest first.

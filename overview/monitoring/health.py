@@ -82,9 +82,7 @@ def crash_data_check(now: datetime) -> Check:
     known = [age for age in ages.values() if age is not None]
     if not known or min(known) > limit:
         newest = f"{min(known) / 60:.0f} min old" if known else "never synced"
-        return Check(
-            "crash data", False, f"stale: {newest}, the limit is {limit / 60:.0f} min"
-        )
+        return Check("crash data", False, f"stale: {newest}, the limit is {limit / 60:.0f} min")
     return Check("crash data", True, f"ok, {min(known) / 60:.0f} min old")
 
 

@@ -55,7 +55,9 @@ def service_status(*, now: datetime) -> ServiceStatus:
             faults.append(Fault(what, row.failing_since, row.last_error))
     recent = now - 2 * settings.PHASING_TICK_INTERVAL
     beats = [
-        row for row in rows if row.kind == "beat" and row.last_attempt_at and row.last_attempt_at >= recent
+        row
+        for row in rows
+        if row.kind == "beat" and row.last_attempt_at and row.last_attempt_at >= recent
     ]
     if len(beats) > 1:
         # Two schedulers: every tick and sync runs twice (harmless, but one should go).

@@ -2,7 +2,8 @@
 
 Who may read /metrics: a scraper presenting `Authorization: Bearer <PHASING_METRICS_TOKEN>`
 (when the setting is set), and signed-in people with the `overview.view_metrics`
-permission (superusers have it; no group is given it). Anyone else gets 403. The figures are aggregates only, but queue lengths and failures are nobody
+permission (superusers have it; no group is given it). Anyone else gets 403. The figures are
+aggregates only, but queue lengths and failures are nobody
 else's business.
 """
 

@@ -110,7 +110,7 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
         endpoint = get_object_or_404(WebhookEndpoint, pk=pk)
         if not self.has_change_permission(request, endpoint):
             raise PermissionDenied
-        delivery.test_event_send(endpoint)
+        delivery.sample_event_send(endpoint)
         self.message_user(
             request,
             f"A test event is on its way to {endpoint}; its delivery shows under Webhook "
@@ -123,7 +123,7 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
 
     @admin.action(description="Send a test event", permissions=["change"])
     def send_test_event(self, request: HttpRequest, queryset: QuerySet[WebhookEndpoint]) -> None:
-        sent = [delivery.test_event_send(endpoint) for endpoint in queryset]
+        sent = [delivery.sample_event_send(endpoint) for endpoint in queryset]
         self.message_user(
             request,
             f"A test event is on its way to {len(sent)} endpoint(s); its delivery shows "

@@ -79,7 +79,7 @@ def notices_fan_out(
         return deliveries_create(events.notices_of(topic, items), now=now, endpoints=endpoints)
 
 
-def test_event_send(endpoint: WebhookEndpoint, *, now: datetime | None = None) -> WebhookDelivery:
+def sample_event_send(endpoint: WebhookEndpoint, *, now: datetime | None = None) -> WebhookDelivery:
     """A test notice to one endpoint, enabled or not (the admin's "send a test event")."""
     now = now or timezone.now()
     with transaction.atomic():

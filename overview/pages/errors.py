@@ -54,9 +54,7 @@ def database_unavailable(request: HttpRequest, error: BaseException) -> HttpResp
         response: HttpResponse = api_error(503, f"{words}; try again in a minute.")
     else:
         # A page of its own: the usual layout reads the database (the footer, the user).
-        response = HttpResponse(
-            render_to_string("503.html", {"words": words}), status=503
-        )
+        response = HttpResponse(render_to_string("503.html", {"words": words}), status=503)
     response["Retry-After"] = "60"
     return response
 

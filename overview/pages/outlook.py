@@ -98,7 +98,9 @@ def publication_outlook(
         now,
     )
     if decision.action == Action.HALT:
-        return Outlook(Action.HALT, now, percentage, hold=HoldReason.PROBLEMS, detail=", ".join(titles))
+        return Outlook(
+            Action.HALT, now, percentage, hold=HoldReason.PROBLEMS, detail=", ".join(titles)
+        )
     reason = HoldReason(decision.hold or HoldReason.NONE)
     if decision.action == Action.HOLD and reason != HoldReason.WAITING:
         return _held(publication, reason, decision.detail, now)
@@ -110,7 +112,10 @@ def publication_outlook(
     )
     if not steps:
         return Outlook(
-            Action.HOLD, now, percentage, hold=HoldReason.WAITING,
+            Action.HOLD,
+            now,
+            percentage,
+            hold=HoldReason.WAITING,
             detail=f"at the policy's ceiling of {percentage}%",
         )
     next_at, next_percentage = steps[0]
@@ -138,7 +143,5 @@ def _held(
         detail = _pause_actor(publication)
     elif reason in _WORDED_BY_REASON:
         detail = ""
-    since = (
-        publication.crash_data_unavailable_since if reason in _WORDED_BY_REASON else None
-    )
+    since = publication.crash_data_unavailable_since if reason in _WORDED_BY_REASON else None
     return Outlook(Action.HOLD, now, percentage, hold=reason, detail=detail, since=since)

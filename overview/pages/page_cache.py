@@ -117,10 +117,7 @@ def _cache_set(key: str, value: tuple[str, dict[str, str], bytes]) -> None:
 
 
 def _is_anonymous(request: HttpRequest) -> bool:
-    return (
-        settings.SESSION_COOKIE_NAME not in request.COOKIES
-        and "messages" not in request.COOKIES
-    )
+    return settings.SESSION_COOKIE_NAME not in request.COOKIES and "messages" not in request.COOKIES
 
 
 def _opted_in(request: HttpRequest) -> bool:

@@ -206,7 +206,9 @@ def revoke(request: HttpRequest, pk: int) -> HttpResponse:
     form = RevokeForm(request.POST)
     if form.is_valid():
         was_live = override.is_live
-        override_revoke(override=override, actor=acting_user(request), reason=form.cleaned_data["reason"])
+        override_revoke(
+            override=override, actor=acting_user(request), reason=form.cleaned_data["reason"]
+        )
         if was_live:
             messages.success(request, f"Revoked the override of {override}.")
         else:

@@ -180,9 +180,7 @@ class PolicyChangeForm(RunAt, ReasonForm):
         if values != sorted(values) or any(not 0 <= value <= 100 for value in values):
             raise forms.ValidationError("Rising percentages between 0 and 100.")
         if len(values) > policy_rules.MAX_SCHEDULE_STEPS:
-            raise forms.ValidationError(
-                f"At most {policy_rules.MAX_SCHEDULE_STEPS} percentages."
-            )
+            raise forms.ValidationError(f"At most {policy_rules.MAX_SCHEDULE_STEPS} percentages.")
         return values
 
     def clean_unknown_version(self) -> str:

@@ -179,7 +179,9 @@ _SEED_WORDS = 1 + 3
 class _MinstdRand:
     """``std::minstd_rand`` seeded from a seed sequence (libstdc++ random.tcc)."""
 
-    def __init__(self, seed_values: list[int] | None = None, *, words: list[int] | None = None) -> None:
+    def __init__(
+        self, seed_values: list[int] | None = None, *, words: list[int] | None = None
+    ) -> None:
         if words is None:
             words = _seed_seq_generate(seed_values or [], _SEED_WORDS)
         state = words[3] % _MINSTD_M

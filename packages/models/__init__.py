@@ -137,7 +137,9 @@ class Publication(SourceFacts, models.Model):
 
     # Phasing. Assigned only by packages.services.publication_transition.
     phased_update_percentage = models.PositiveSmallIntegerField(default=0)
-    state = models.CharField(max_length=20, choices=PhasingState.choices, default=PhasingState.PHASING)
+    state = models.CharField(
+        max_length=20, choices=PhasingState.choices, default=PhasingState.PHASING
+    )
     state_changed_at = models.DateTimeField(null=True, blank=True)
     last_increase_at = models.DateTimeField(null=True, blank=True)
     completed_at = models.DateTimeField(null=True, blank=True)

@@ -21,7 +21,11 @@ class Policy(models.Model):
         "packages.Release", null=True, blank=True, on_delete=models.CASCADE, related_name="policy"
     )
     source_package = models.OneToOneField(
-        "packages.SourcePackage", null=True, blank=True, on_delete=models.CASCADE, related_name="policy"
+        "packages.SourcePackage",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="policy",
     )
     start_percentage = models.PositiveSmallIntegerField(
         default=10, validators=[MaxValueValidator(policy_rules.FULL)]

@@ -24,9 +24,7 @@ class SourceSync(models.Model):
     failing_since = models.DateTimeField(null=True, blank=True)
     # Whether the publication source takes our percentages: a lasting state, set by each
     # write and by `phasing_sources check`, not an outage that retries.
-    write_permission = models.CharField(
-        max_length=20, choices=WritePermission.choices, blank=True
-    )
+    write_permission = models.CharField(max_length=20, choices=WritePermission.choices, blank=True)
     write_checked_at = models.DateTimeField(null=True, blank=True)
     write_detail = models.TextField(blank=True)
 

@@ -19,7 +19,9 @@ def uses_postgresql() -> bool:
     return connection.vendor == "postgresql"
 
 
-def ids_for_names(model: type[models.Model], field_name: str, values: Iterable[str]) -> dict[str, int]:
+def ids_for_names(
+    model: type[models.Model], field_name: str, values: Iterable[str]
+) -> dict[str, int]:
     """name → id for every value, creating the rows that do not exist yet (races included)."""
     wanted = set(values)
     lookup = f"{field_name}__in"
@@ -129,7 +131,9 @@ def rows_upsert(
     column = {f.name: quote(f.column) for f in fields}
     conflict = ", ".join(column[name] for name in unique_fields)
     updates = ", ".join(f"{column[name]} = EXCLUDED.{column[name]}" for name in update_fields)
-    values = [[f.get_db_prep_save(getattr(row, f.attname), connection) for f in fields] for row in rows]
+    values = [
+        [f.get_db_prep_save(getattr(row, f.attname), connection) for f in fields] for row in rows
+    ]
     upsert = f"ON CONFLICT ({conflict}) DO UPDATE SET {updates}"
     with connection.cursor() as cursor:
         if not uses_postgresql():

@@ -94,9 +94,7 @@ def sign_off_required(change: ScheduledChange, *, current_policy: Policy | None 
             and change.percentage > publication.phased_update_percentage
             and needs_behind(publication, change.percentage)
         ):
-            return (
-                "raising it past an update it needs takes a second archive admin's sign-off"
-            )
+            return "raising it past an update it needs takes a second archive admin's sign-off"
         return ""
     if change.action == ScheduledAction.RESUME:
         if publication is not None and halted_by_controller(publication):

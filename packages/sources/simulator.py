@@ -319,7 +319,9 @@ class Simulator:
                 regression = self._install_failure(release.codename, package, number)
                 if regression is not None:
                     # A failing maintainer script is fixed by a new upload soon, too.
-                    fix_rng = seeded_rng(self.seed, "install-fix", release.codename, package, number)
+                    fix_rng = seeded_rng(
+                        self.seed, "install-fix", release.codename, package, number
+                    )
                     gap_days = fix_rng.uniform(1.5, 4)
             if self.calm_until is not None and moment < self.calm_until:
                 regression = None

@@ -17,9 +17,9 @@ def csp_violations(page) -> list[str]:
     refused: list[str] = []
     page.on(
         "console",
-        lambda message: refused.append(message.text)
-        if "Content Security Policy" in message.text
-        else None,
+        lambda message: (
+            refused.append(message.text) if "Content Security Policy" in message.text else None
+        ),
     )
     return refused
 

@@ -51,7 +51,9 @@ def worker(settings, monkeypatch):
 
 
 def fresh_crash_sync() -> None:
-    SourceSync.objects.create(name="simulator:crashes", kind="crashes", last_success_at=timezone.now())
+    SourceSync.objects.create(
+        name="simulator:crashes", kind="crashes", last_success_at=timezone.now()
+    )
 
 
 def test_a_tick_sent_to_the_worker_advances_the_update_and_writes_it_back(worker):

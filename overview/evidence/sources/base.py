@@ -140,7 +140,9 @@ class CrashReportRecord:
 class CrashSource(Protocol):
     name: str
 
-    def problems(self, queries: Sequence[CrashQuery], *, now: datetime) -> dict[CrashQuery, CrashAnswer]:
+    def problems(
+        self, queries: Sequence[CrashQuery], *, now: datetime
+    ) -> dict[CrashQuery, CrashAnswer]:
         """One answer per query; a failure for one query is that query's error, not an exception."""
         ...
 

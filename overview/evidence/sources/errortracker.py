@@ -17,7 +17,8 @@ decides whether to hold or judge on those.
 
 - ``package-version-new-buckets/?package=&previous_version=&new_version=``: objects
   ``{function, web_link}``, for a source and its two versions across all releases (no
-  release parameter; cassie.py 706-736), so one answer serves every release. ``function`` is the bucket id itself (the crash signature);
+  release parameter; cassie.py 706-736), so one answer serves every release. ``function`` is the
+  bucket id itself (the crash signature);
   ``web_link`` is ``<root>/problem/<sha1 of the bucket id>`` or ``<root>/bucket/?id=<quoted
   id>``. The tracker has already kept only buckets absent from the previous version, not
   failed to retrace, and seen on more than 2 systems (cassie.get_package_new_buckets).

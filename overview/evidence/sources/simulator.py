@@ -87,7 +87,9 @@ class SimulatedCrashFeed:
         return cached
 
     def regression_bucket(self, upload: Upload) -> tuple[str, str]:
-        rng = seeded_rng(self.seed, "regression-bucket", upload.release, upload.package, upload.version)
+        rng = seeded_rng(
+            self.seed, "regression-bucket", upload.release, upload.package, upload.version
+        )
         function = rng.choice(FUNCTIONS)
         binary = rng.choice(upload.binaries)
         if upload.regression is not None and upload.regression.kind == "install_failure":
@@ -113,9 +115,7 @@ class SimulatedCrashFeed:
         ]
         if regression and regression.kind in ("new_bucket", "false_alarm", "install_failure"):
             signature, function = self.regression_bucket(upload)
-            counts.append(
-                (signature, function, poisson(rng, regression.factor * max(share, 0.01)))
-            )
+            counts.append((signature, function, poisson(rng, regression.factor * max(share, 0.01))))
         return counts
 
     def reports(self, *, since: datetime | None, now: datetime) -> Iterator[CrashReportRecord]:
@@ -156,7 +156,9 @@ class SimulatedCrashFeed:
         if cached is None:
             # One generator per version and day, drawn for every hour of the day, so the
             # counts of an hour do not depend on which window asked for it.
-            rng = seeded_rng(self.seed, "crashes", upload.release, upload.package, upload.version, day)
+            rng = seeded_rng(
+                self.seed, "crashes", upload.release, upload.package, upload.version, day
+            )
             cached = []
             for hour in range(24):
                 moment = day + hour * HOUR

@@ -267,10 +267,7 @@ class Command(BaseCommand):
                 continue
             innocent = {feed.regression_bucket(upload)[0]} if truth == "false_alarm" else set()
             problems = list(publication.problems.filter(active=True).select_related("bucket"))
-            if any(
-                p.bucket is not None and p.bucket.signature not in innocent
-                for p in problems
-            ):
+            if any(p.bucket is not None and p.bucket.signature not in innocent for p in problems):
                 continue
             # Within the replayed hour, and never in the future of the real clock.
             later = min(moment + timedelta(minutes=40), timezone.now() - timedelta(minutes=5))

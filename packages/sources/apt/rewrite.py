@@ -124,7 +124,9 @@ class AptArchiveRewriter(AptArchiveReader):
                     # happened): unreadable for ever unless rebuilt. The indexes on disk
                     # are taken as they are, and this write then sets the product's own
                     # percentage over them.
-                    log.warning("apt archive: %s is torn (%s); rebuilding its Release", suite_name, exc)
+                    log.warning(
+                        "apt archive: %s is torn (%s); rebuilding its Release", suite_name, exc
+                    )
                     self._rebuild(suite_name, suite_dir)
                     return self._rewrite(suite_name, suite_dir, source_package, version, percentage)
         except SourceError as exc:

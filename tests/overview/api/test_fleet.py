@@ -66,7 +66,7 @@ def test_machines_sharing_one_apt_machine_id_are_one_bucket(anonymous):
 
 
 @pytest.mark.parametrize(
-    "body, words",
+    ("body", "words"),
     [
         ({"machine_ids": []}, "1 to 200 machine ids"),
         ({"machine_ids": [f"m{n}" for n in range(201)]}, "1 to 200 machine ids"),

@@ -153,7 +153,7 @@ def test_publications_filter_as_the_page_does(anonymous):
 
 
 @pytest.mark.parametrize(
-    "path, unknown",
+    ("path", "unknown"),
     [
         ("/api/v1/publications/?limit=5", "limit"),
         ("/api/v1/publications/?source_package=bash", "source_package"),
@@ -380,7 +380,7 @@ def test_the_docs_are_swagger_from_local_static_files(anonymous):
 
 
 @pytest.mark.parametrize(
-    "path, status",
+    ("path", "status"),
     [
         ("/api/v1/publications/?package=to%00ol", 400),
         ("/api/v1/problems/%00/", 400),

@@ -88,7 +88,9 @@ def test_finished_changes_say_what_became_of_them(anonymous, publication):
     cancelled = anonymous.get(f"{URL}?state=cancelled").json()["results"]
 
     assert [c["outcome"] for c in failed] == ["cannot pause tool: it is complete"]
-    assert [(c["cancelled_by"], c["cancel_reason"]) for c in cancelled] == [("an archive admin", "bug fixed")]
+    assert [(c["cancelled_by"], c["cancel_reason"]) for c in cancelled] == [
+        ("an archive admin", "bug fixed")
+    ]
     assert anonymous.get(f"{URL}?state=nonsense").status_code == 400
     assert anonymous.get(f"{URL}?page=9").status_code == 404
 

@@ -1,4 +1,5 @@
-"""The controller halts on a problem no override covers, emails the people behind the update once, and never resumes by itself."""
+"""The controller halts on a problem no override covers, emails the people behind the update once,
+and never resumes by itself."""
 
 from __future__ import annotations
 

@@ -63,7 +63,9 @@ def test_a_holder_that_keeps_working_keeps_its_lease(sources):
     assert isinstance(held, Held)
     for minute in range(1, 20):
         assert held.renew(now=T0 + timedelta(minutes=minute))
-    assert not isinstance(lease_acquire("sync", duration=LEASE, now=T0 + timedelta(minutes=20)), Held)
+    assert not isinstance(
+        lease_acquire("sync", duration=LEASE, now=T0 + timedelta(minutes=20)), Held
+    )
 
 
 def test_the_tick_task_records_the_beat_that_sent_it(monkeypatch):

@@ -191,8 +191,7 @@ def test_an_outage_keeps_the_reason_a_person_gave_for_a_pause(crashes):
 
 
 def test_a_broker_down_at_commit_still_sends_the_halt_emails_and_the_reconcile_writes_back(
-    emails_sent_at_commit,
-    crashes, monkeypatch, django_capture_on_commit_callbacks
+    emails_sent_at_commit, crashes, monkeypatch, django_capture_on_commit_callbacks
 ):
     from packages import tasks
 

@@ -58,7 +58,9 @@ def test_a_problem_the_database_refuses_holds_its_update_alone(crashes, monkeypa
 
     from overview.controller import problems
 
-    poisoned = PublicationFactory(last_increase_at=T0, source_package=SourcePackageFactory(name="bad"))
+    poisoned = PublicationFactory(
+        last_increase_at=T0, source_package=SourcePackageFactory(name="bad")
+    )
     others = healthy()
     crashes.answers["bad"] = CrashAnswer(problems=(new_bucket("sig:refused"),))
     real = problems.problems_record
@@ -80,9 +82,13 @@ def test_a_problem_the_database_refuses_holds_its_update_alone(crashes, monkeypa
 
 
 def test_a_count_no_column_can_hold_holds_its_update_and_never_advances_it(crashes):
-    publication = PublicationFactory(last_increase_at=T0, source_package=SourcePackageFactory(name="neg"))
+    publication = PublicationFactory(
+        last_increase_at=T0, source_package=SourcePackageFactory(name="neg")
+    )
     crashes.answers["neg"] = CrashAnswer(
-        problems=(ProblemRecord(kind="new_bucket", signature="sig", report_count=-1, system_count=5),)
+        problems=(
+            ProblemRecord(kind="new_bucket", signature="sig", report_count=-1, system_count=5),
+        )
     )
     tick(crashes, T0 + 6 * HOURS)
     publication.refresh_from_db()
@@ -91,7 +97,9 @@ def test_a_count_no_column_can_hold_holds_its_update_and_never_advances_it(crash
 
 
 def test_a_problem_the_source_cannot_describe_holds_its_update_and_says_why(crashes):
-    poisoned = PublicationFactory(last_increase_at=T0, source_package=SourcePackageFactory(name="nul"))
+    poisoned = PublicationFactory(
+        last_increase_at=T0, source_package=SourcePackageFactory(name="nul")
+    )
     others = healthy()
     crashes.answers["nul"] = CrashAnswer(
         problems=(ProblemRecord(kind="new_bucket", signature="sig\x00", system_count=5),)
@@ -137,7 +145,9 @@ def test_a_change_the_state_refuses_holds_that_update_and_the_others_are_changed
 
 
 def test_a_link_from_the_source_that_is_not_http_is_dropped_not_the_problem(crashes):
-    publication = PublicationFactory(last_increase_at=T0, source_package=SourcePackageFactory(name="js"))
+    publication = PublicationFactory(
+        last_increase_at=T0, source_package=SourcePackageFactory(name="js")
+    )
     crashes.answers["js"] = CrashAnswer(
         problems=(
             ProblemRecord(

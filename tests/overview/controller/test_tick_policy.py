@@ -1,4 +1,5 @@
-"""The controller follows each update's policy: frozen releases, minimum data and time, the quiet weekend, explicit schedules."""
+"""The controller follows each update's policy: frozen releases, minimum data and time, the quiet
+weekend, explicit schedules."""
 
 from __future__ import annotations
 

@@ -149,9 +149,7 @@ def test_an_override_of_one_bucket_does_not_cover_another_bucket_of_the_same_upd
     crashes.answers[publication.source_package.name] = CrashAnswer(problems=(bucket_a,))
     tick(crashes, T0 + HOURS)  # halts on A
     problem_a = Problem.objects.get(publication=publication)
-    OverrideFactory(
-        source_package=publication.source_package, bucket=problem_a.bucket, version=""
-    )
+    OverrideFactory(source_package=publication.source_package, bucket=problem_a.bucket, version="")
     publication_resume(publication=publication, actor=UserFactory(), reason="A is old")
     crashes.answers[publication.source_package.name] = CrashAnswer(problems=(bucket_a, bucket_b))
 
@@ -179,7 +177,11 @@ def test_each_decision_names_its_update_and_its_percentages_before_and_after(cra
         "noble steady 2.0-1",
         "advance",
     )
-    assert (advance.old_percentage, advance.new_percentage, advance.detail) == (10, 20, "no problems")
+    assert (advance.old_percentage, advance.new_percentage, advance.detail) == (
+        10,
+        20,
+        "no problems",
+    )
     assert (halt.publication_id, halt.label, halt.action, halt.hold_reason) == (
         regressed.pk,
         "noble broken 3.0-1",
@@ -204,7 +206,11 @@ def test_an_update_at_100_percent_still_phasing_completes(crashes):
     publication = PublicationFactory(phased_update_percentage=100, last_increase_at=T0)
     [decision] = tick(crashes, T0 + HOURS)
     publication.refresh_from_db()
-    assert (decision.action, decision.detail, decision.new_percentage) == ("complete", "at 100%", 100)
+    assert (decision.action, decision.detail, decision.new_percentage) == (
+        "complete",
+        "at 100%",
+        100,
+    )
     assert publication.state == PhasingState.COMPLETE
 
 

@@ -7,7 +7,7 @@ import pytest
 
 from overview.evidence import intake
 
-SYSTEM = "d78abb0542736865f94704521609c230dac03a2f369d043ac212d6933b91410e06399e37f9c5cc88436a31737330c1c8eccb2c2f9f374d62f716432a32d50fac"
+SYSTEM = "d78abb0542736865f94704521609c230dac03a2f369d043ac212d6933b91410e06399e37f9c5cc88436a31737330c1c8eccb2c2f9f374d62f716432a32d50fac"  # noqa: E501
 
 
 def python_crash(**fields: str) -> dict[str, str]:

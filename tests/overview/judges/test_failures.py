@@ -90,5 +90,3 @@ def test_updates_held_by_a_failed_judge_count_in_the_metrics(broken_for_tool):
 
     text = Client(HTTP_AUTHORIZATION=f"Bearer {TOKEN}").get("/metrics").content.decode()
     assert 'phasing_held_updates{reason="judge_failed",release="noble"} 1.0' in text
-
-

@@ -119,7 +119,7 @@ def test_an_unsure_share_makes_a_regression_harder_to_call_not_easier():
 
 @pytest.mark.parametrize("kwargs", [{"alpha": 0}, {"alpha_healthy": 1}, {"tolerance": 1.0}])
 def test_impossible_settings_are_refused(kwargs):
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="."):
         SequentialTest(**kwargs)
 
 

@@ -104,7 +104,9 @@ def test_export_writes_live_overrides_in_ubuntu_format(settings):
     tool = SourcePackageFactory(name="tool")
     create_override(source_package=tool, version="1.0", bucket=linked)
     create_override(source_package=tool, version="", bucket=local)
-    create_override(source_package=tool, version="1.0", kind=ProblemKind.INCREASED_RATE, bucket=None)
+    create_override(
+        source_package=tool, version="1.0", kind=ProblemKind.INCREASED_RATE, bucket=None
+    )
     revoked = create_override(source_package=SourcePackageFactory(name="gone"), version="9")
     override_revoke(override=revoked, actor=UserFactory(), reason="no")
 

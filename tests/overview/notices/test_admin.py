@@ -91,7 +91,7 @@ def test_the_deliveries_changelist_costs_the_same_whatever_the_number_of_rows(
 ):
     endpoint = WebhookEndpoint.objects.create(name="team-x1", url="https://hooks.example.org/")
     for _ in range(count):
-        delivery.test_event_send(endpoint)
+        delivery.sample_event_send(endpoint)
     # 1 session, 2 user, 3 user permissions, 4 group permissions, 5 the endpoint filter's
     # choices, 6 filtered count, 7 full count, 8 the page with its endpoints, 9 the date
     # hierarchy's range, 10 its days

@@ -49,7 +49,7 @@ def test_a_receiver_with_another_secret_refuses_the_signature(
 
     wrong = Receiver(secret="whsec_" + "c2VjcmV0LW9mLWFub3RoZXItZW5kcG9pbnQ=")
     http_server.post("/hooks", wrong)
-    delivery.test_event_send(endpoint)
+    delivery.sample_event_send(endpoint)
     [outcome] = [delivery.delivery_attempt(delivery_id=d.pk) for d in WebhookDelivery.objects.all()]
     assert outcome.status == DeliveryStatus.RETRYING
     assert wrong.refused == ["No matching signature found"]
@@ -130,7 +130,7 @@ def test_a_5xx_is_retried_with_a_growing_backoff_then_delivered(
 
     verifier = Receiver()
     http_server.post("/hooks", Reply(status=503), Reply(status=502), verifier)
-    delivery.test_event_send(endpoint)
+    delivery.sample_event_send(endpoint)
     pk = WebhookDelivery.objects.get().pk
     now = timezone.now()
     first = delivery.delivery_attempt(delivery_id=pk, now=now)
@@ -152,7 +152,7 @@ def test_a_delivery_gives_up_after_the_last_attempt(
 ):
     settings.PHASING_WEBHOOKS_MAX_ATTEMPTS = 2
     http_server.post("/hooks", Reply(status=500))
-    delivery.test_event_send(endpoint)
+    delivery.sample_event_send(endpoint)
     pk = WebhookDelivery.objects.get().pk
     now = timezone.now()
     delivery.delivery_attempt(delivery_id=pk, now=now)
@@ -166,7 +166,7 @@ def test_a_delivery_gives_up_after_the_last_attempt(
 def test_a_slow_endpoint_times_out_and_is_retried(http_server, allow_local, endpoint, settings):
     settings.PHASING_WEBHOOKS_TIMEOUT = 1
     http_server.post("/hooks", Reply(status=204, delay=1.5))
-    sent = delivery.test_event_send(endpoint)
+    sent = delivery.sample_event_send(endpoint)
     outcome = delivery.delivery_attempt(delivery_id=sent.pk)
     assert outcome.status == DeliveryStatus.RETRYING
     assert "timed out" in outcome.error.lower()
@@ -174,7 +174,7 @@ def test_a_slow_endpoint_times_out_and_is_retried(http_server, allow_local, endp
 
 def test_a_redirect_is_not_followed(http_server, allow_local, endpoint):
     http_server.post("/hooks", Reply(status=307, headers={"Location": "/hooks"}))
-    sent = delivery.test_event_send(endpoint)
+    sent = delivery.sample_event_send(endpoint)
     outcome = delivery.delivery_attempt(delivery_id=sent.pk)
     assert outcome.status == DeliveryStatus.RETRYING
     assert "not followed" in outcome.error
@@ -182,7 +182,7 @@ def test_a_redirect_is_not_followed(http_server, allow_local, endpoint):
 
 
 def test_a_private_address_is_refused_without_a_request_and_never_retried(http_server, endpoint):
-    sent = delivery.test_event_send(endpoint)
+    sent = delivery.sample_event_send(endpoint)
     outcome = delivery.delivery_attempt(delivery_id=sent.pk)
     assert outcome.status == DeliveryStatus.REFUSED and outcome.retry_in is None
     assert "127.0.0.1" in outcome.error
@@ -203,7 +203,7 @@ def test_an_endpoint_that_keeps_failing_is_disabled_with_a_notice(
     http_server.post("/hooks", Reply(status=500))
     now = timezone.now()
     for _ in range(3):
-        sent = delivery.test_event_send(endpoint)
+        sent = delivery.sample_event_send(endpoint)
         delivery.delivery_attempt(delivery_id=sent.pk, now=now)
     endpoint.refresh_from_db()
     assert not endpoint.enabled
@@ -225,7 +225,7 @@ def test_an_endpoint_that_keeps_failing_is_disabled_with_a_notice(
 
 
 def test_the_sweep_sends_a_delivery_no_task_took(receiver, endpoint):
-    sent = delivery.test_event_send(endpoint)
+    sent = delivery.sample_event_send(endpoint)
     assert delivery.deliveries_send_due(now=timezone.now()) == 0  # too fresh: a task has it
     assert delivery.deliveries_send_due(now=timezone.now() + timedelta(minutes=2)) == 1
     sent.refresh_from_db()
@@ -257,7 +257,7 @@ def test_the_task_retries_after_the_services_backoff(
     http_server, allow_local, endpoint, monkeypatch
 ):
     http_server.post("/hooks", Reply(status=503))
-    sent = delivery.test_event_send(endpoint)
+    sent = delivery.sample_event_send(endpoint)
     retried = []
 
     def retry(*, countdown, **kwargs):
@@ -272,6 +272,6 @@ def test_the_task_retries_after_the_services_backoff(
 
 def test_a_disabled_endpoint_still_takes_a_test_event(receiver, endpoint):
     WebhookEndpoint.objects.filter(pk=endpoint.pk).update(enabled=False)
-    sent = delivery.test_event_send(endpoint)
+    sent = delivery.sample_event_send(endpoint)
     assert delivery.delivery_attempt(delivery_id=sent.pk).status == DeliveryStatus.DELIVERED
     assert receiver.verified[0]["type"] == "test"

@@ -58,7 +58,7 @@ def test_every_notice_matches_the_schema_in_the_openapi_document(
         rollouts.publication_halt(publication=publication, reason="bad", actor=archive_admin_user)
     with django_capture_on_commit_callbacks(execute=True):
         releases.release_freeze(release=publication.release, actor=archive_admin_user, reason="x")
-    delivery.test_event_send(endpoint)
+    delivery.sample_event_send(endpoint)
     drain(queued)
     for sent in WebhookDelivery.objects.all():
         delivery.delivery_attempt(delivery_id=sent.pk)

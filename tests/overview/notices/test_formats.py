@@ -89,7 +89,7 @@ def test_an_incoming_webhook_gets_its_chat_message(http_server, allow_local, kin
     endpoint = WebhookEndpoint.objects.create(
         name=kind, format=kind, url=http_server.url("/hooks/abc")
     )
-    sent = delivery.test_event_send(endpoint)
+    sent = delivery.sample_event_send(endpoint)
     assert delivery.delivery_attempt(delivery_id=sent.pk).status == DeliveryStatus.DELIVERED
     [request] = http_server.made("POST", "/hooks/abc")
     assert "a test event" in json.loads(request.body)[key]

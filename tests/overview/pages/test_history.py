@@ -98,7 +98,7 @@ def test_it_draws_the_percentage_over_time_with_the_halt_marked(anonymous, bash)
     assert f'aria-labelledby="chart-{current.pk}-title chart-{current.pk}-desc"' in html
     assert "bash 5.2-2ubuntu0.2 (noble): percentage over time" in html
     assert (
-        '<g class="halt"><title>2026-12-02 12:00 UTC: halted, 20% → 0% by controller: new problem: readline_crash</title>'
+        '<g class="halt"><title>2026-12-02 12:00 UTC: halted, 20% → 0% by controller: new problem: readline_crash</title>'  # noqa: E501
         in html
     )
     # The table fallback carries the same data.

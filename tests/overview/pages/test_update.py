@@ -92,7 +92,7 @@ def test_an_unknown_update_is_a_404(anonymous):
     assert anonymous.get(reverse("overview:update", args=[999999])).status_code == 404
 
 
-@pytest.mark.parametrize("persona", ("anonymous", "member", "triager"))
+@pytest.mark.parametrize("persona", ["anonymous", "member", "triager"])
 @pytest.mark.parametrize("action", ACTIONS)
 def test_a_post_from_anyone_but_an_archive_admin_is_refused(
     persona, action, client_of, publication
@@ -277,7 +277,7 @@ def test_a_second_admin_refuses_a_change_with_a_reason(archive_admin, second_adm
     assert publication.phased_update_percentage == 10
 
 
-@pytest.mark.parametrize("persona", ("anonymous", "member", "triager"))
+@pytest.mark.parametrize("persona", ["anonymous", "member", "triager"])
 def test_only_archive_admins_sign_off(persona, client_of, publication):
     change = ScheduledChangeFactory(
         publication=publication, action=ScheduledAction.RELEASE, run_at=NOW, outcome="waiting"

@@ -63,7 +63,7 @@ def test_the_overview_shows_the_group_its_share_of_machines_and_why_it_holds(ano
         mutter_percentage=0, state=PhasingState.HALTED, hold_reason=HoldReason.PROBLEMS
     )
     dependent.hold_reason = HoldReason.DEPENDENCY
-    dependent.hold_detail = f"mutter {needed.version}: halted (gnome-shell Depends on libmutter-14-0 (>= {needed.version}))"
+    dependent.hold_detail = f"mutter {needed.version}: halted (gnome-shell Depends on libmutter-14-0 (>= {needed.version}))"  # noqa: E501
     dependent.save()
 
     html = anonymous.get("/").content.decode()

@@ -60,7 +60,9 @@ def test_with_the_database_down_a_page_answers_503_and_says_so(anonymous, databa
     assert "The database is not answering" in response.content.decode()
 
 
-@pytest.mark.parametrize("path", ["/api/v1/publications/", "/api/v1/problems/1/", "/api/v1/nowhere/"])
+@pytest.mark.parametrize(
+    "path", ["/api/v1/publications/", "/api/v1/problems/1/", "/api/v1/nowhere/"]
+)
 def test_with_the_database_down_the_api_answers_json_503(anonymous, database_down, path):
     anonymous.raise_request_exception = False
     response = anonymous.get(path)

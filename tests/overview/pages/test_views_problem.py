@@ -159,14 +159,20 @@ def test_a_link_from_the_source_is_a_link_only_when_it_is_http(anonymous):
         last_seen_at=NOW,
     )
 
-    for url in (f"/problems/{hostile.pk}/", "/", "/api/v1/publications/", f"/api/v1/problems/{hostile.pk}/"):
+    for url in (
+        f"/problems/{hostile.pk}/",
+        "/",
+        "/api/v1/publications/",
+        f"/api/v1/problems/{hostile.pk}/",
+    ):
         body = anonymous.get(url).content.decode()
         assert "javascript:" not in body, url
 
     kept = ErrorBucketFactory(web_link="https://errors.ubuntu.com/problem/abc")
-    assert 'href="https://errors.ubuntu.com/problem/abc"' in anonymous.get(
-        f"/problems/{kept.pk}/"
-    ).content.decode()
+    assert (
+        'href="https://errors.ubuntu.com/problem/abc"'
+        in anonymous.get(f"/problems/{kept.pk}/").content.decode()
+    )
 
 
 def test_the_page_links_the_bucket_in_the_error_tracker_by_its_configured_template(

@@ -48,7 +48,9 @@ def test_a_bucket_override_needs_its_bucket():
 
 
 def test_an_increased_rate_override_names_no_bucket():
-    override = create_override(kind=ProblemKind.INCREASED_RATE, bucket=ErrorBucketFactory(), version="")
+    override = create_override(
+        kind=ProblemKind.INCREASED_RATE, bucket=ErrorBucketFactory(), version=""
+    )
 
     assert override.bucket is None
     assert override.version == ""

@@ -122,11 +122,15 @@ def test_a_policy_saved_in_its_form_needs_a_reason_and_logs_it_once(
 
 
 @pytest.mark.parametrize(
-    "field, value, message",
+    ("field", "value", "message"),
     [
         ("interval", "999999999 00:00:00", "Ensure this value is less than or equal to 30 days"),
         ("step", "200", "Ensure this value is less than or equal to 100"),
-        ("min_previous_reports", "1000000000", "Ensure this value is less than or equal to 1000000"),
+        (
+            "min_previous_reports",
+            "1000000000",
+            "Ensure this value is less than or equal to 1000000",
+        ),
     ],
 )
 def test_the_policy_forms_refuse_values_out_of_bounds_with_a_clear_message(
@@ -155,6 +159,8 @@ def test_the_policy_forms_refuse_values_out_of_bounds_with_a_clear_message(
         "min_previous_reports": 0,
         "reason": "typo",
     }
-    action = apply_action(archive_admin, "change_policy", [publication], **{**defaults, field: value})
+    action = apply_action(
+        archive_admin, "change_policy", [publication], **{**defaults, field: value}
+    )
     assert message in " ".join(action.context["form"].errors[field])
     assert not Policy.objects.exists()

@@ -66,7 +66,9 @@ def test_a_change_the_state_does_not_allow_is_reported_not_crashed_on(archive_ad
         source_package=SourcePackageFactory(name="held"), state=PhasingState.PAUSED
     )
 
-    response = apply_action(archive_admin, "pause", [ok, publication_paused], reason="hold everything")
+    response = apply_action(
+        archive_admin, "pause", [ok, publication_paused], reason="hold everything"
+    )
 
     assert response.status_code == 200
     messages = _messages(response)
@@ -105,7 +107,9 @@ def test_setting_the_percentage(archive_admin, publication):
 
 @pytest.mark.parametrize("value", [-1, 101, "many"])
 def test_a_percentage_outside_0_to_100_is_refused(archive_admin, publication, value):
-    response = apply_action(archive_admin, "set_percentage", [publication], percentage=value, reason="x")
+    response = apply_action(
+        archive_admin, "set_percentage", [publication], percentage=value, reason="x"
+    )
 
     assert response.context["form"].errors["percentage"]
     publication.refresh_from_db()

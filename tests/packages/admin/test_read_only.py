@@ -1,4 +1,5 @@
-"""What nobody may do in the admin: edit percentage or state, add or delete publications, touch the audit trail, act without the phasing permission."""
+"""What nobody may do in the admin: edit percentage or state, add or delete publications, touch the
+audit trail, act without the phasing permission."""
 
 from __future__ import annotations
 

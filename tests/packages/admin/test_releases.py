@@ -45,7 +45,9 @@ def test_freezing_from_the_release_list(archive_admin):
     release.refresh_from_db()
     assert release.frozen
     assert release.frozen_reason == "mirror outage"
-    apply_action(archive_admin, "unfreeze", [release], "admin:packages_release_changelist", reason="back")
+    apply_action(
+        archive_admin, "unfreeze", [release], "admin:packages_release_changelist", reason="back"
+    )
     release.refresh_from_db()
     assert not release.frozen
 

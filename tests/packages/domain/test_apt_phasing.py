@@ -228,7 +228,7 @@ def test_a_machine_id_is_used_exactly_as_apt_uses_it():
 
 
 @pytest.mark.parametrize(
-    "text, words",
+    ("text", "words"),
     [
         ("", "does not phase at all"),
         ("\n", "does not phase at all"),

@@ -96,7 +96,7 @@ def test_every_text_is_escaped():
 
 
 def test_it_needs_a_point():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="."):
         percentage_chart([], end=START, chart_id="c", title="t", description="d")
 
 

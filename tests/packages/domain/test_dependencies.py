@@ -170,7 +170,7 @@ def test_binaries_of_the_same_source_and_of_another_release_are_never_a_need():
     assert needs_of([openssl, other_release]) == {}
 
 
-@pytest.mark.parametrize("percentage, share", [(0, 1 / 101), (10, 11 / 101), (100, 1.0)])
+@pytest.mark.parametrize(("percentage", "share"), [(0, 1 / 101), (10, 11 / 101), (100, 1.0)])
 def test_a_percentage_takes_the_machines_whose_draw_is_at_most_it(percentage, share):
     assert machine_share(percentage) == pytest.approx(share)
 

@@ -24,7 +24,9 @@ def test_anything_else_is_not_a_source_name(name):
     assert inputs.source_name_problem(name)
 
 
-@pytest.mark.parametrize("version", ["1.0-1ubuntu0.1", "2:1.2~rc1+dfsg-3", "0.9", "1.0+really0.9-1"])
+@pytest.mark.parametrize(
+    "version", ["1.0-1ubuntu0.1", "2:1.2~rc1+dfsg-3", "0.9", "1.0+really0.9-1"]
+)
 def test_debian_versions_are_accepted(version):
     assert inputs.version_problem(version) == ""
 
@@ -49,7 +51,9 @@ def test_only_http_links_are_links(link):
 
 def test_http_and_https_links_that_fit_their_column_are_links():
     assert inputs.is_safe_link("https://errors.ubuntu.com/problem/abc")
-    assert inputs.link_problem("https://e.example/" + "x" * 1000) == "is longer than 1000 characters"
+    assert (
+        inputs.link_problem("https://e.example/" + "x" * 1000) == "is longer than 1000 characters"
+    )
 
 
 def test_an_impossible_date_is_refused():

@@ -48,7 +48,7 @@ def test_an_explicit_schedule_steps_through_its_percentages():
 
 
 def test_a_schedule_must_rise():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="."):
         Rules(schedule=(10, 5, 100))
 
 
@@ -100,7 +100,7 @@ def test_an_overdue_step_is_projected_now_not_in_the_past():
 
 
 @pytest.mark.parametrize(
-    "fields, message",
+    ("fields", "message"),
     [
         ({"interval": timedelta(days=999_999_999)}, "the interval is between 1 minute and 30 days"),
         ({"interval": timedelta(seconds=5)}, "the interval is between 1 minute and 30 days"),
@@ -150,6 +150,8 @@ def test_the_quiet_weekend_ends_on_the_next_monday_at_noon_sharp():
     friday = datetime(2026, 12, 4, 15, 30, 45, 123, tzinfo=UTC)
     assert policy.end_of_quiet_weekend(friday) == datetime(2026, 12, 7, 12, 0, tzinfo=UTC)
     monday_afternoon = datetime(2026, 12, 7, 13, 0, tzinfo=UTC)
-    assert policy.end_of_quiet_weekend(monday_afternoon) == datetime(2026, 12, 14, 12, 0, tzinfo=UTC)
+    assert policy.end_of_quiet_weekend(monday_afternoon) == datetime(
+        2026, 12, 14, 12, 0, tzinfo=UTC
+    )
     noon = datetime(2026, 12, 7, 12, 0, tzinfo=UTC)
     assert policy.end_of_quiet_weekend(noon) == datetime(2026, 12, 14, 12, 0, tzinfo=UTC)

@@ -156,6 +156,7 @@ def test_a_percentage_outside_0_to_100_is_refused(admin, percentage):
 
 def test_policy_resolves_package_then_release_then_global():
     publication = PublicationFactory()
+
     def step() -> int:
         return policy.resolve_for(policies_by_scope(), publication).step
 

@@ -47,7 +47,7 @@ def test_the_configured_names_select_the_real_sources(settings, tmp_path):
     settings.PHASING_APT_ARCHIVE = str(tmp_path)
     assert isinstance(publication_source("apt"), AptArchiveSource)
     assert isinstance(crash_source("errortracker"), ErrorTrackerSource)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="ftp"):
         publication_source("ftp")
 
 

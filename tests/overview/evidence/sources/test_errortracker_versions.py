@@ -72,7 +72,7 @@ def test_an_unknown_version_carries_what_the_reports_held_here_show(http_server,
 
 
 @pytest.mark.parametrize(
-    "status, body", [(500, CANNED), (200, CANNED)], ids=["a 500", "an error in a 200"]
+    ("status", "body"), [(500, CANNED), (200, CANNED)], ids=["a 500", "an error in a 200"]
 )
 def test_the_trackers_canned_error_text_is_never_shown_as_a_reason(
     http_server, sleeps, status, body

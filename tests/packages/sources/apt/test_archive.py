@@ -136,7 +136,7 @@ def test_a_binary_built_from_another_source_version_is_grouped_with_that_source(
 
 
 @pytest.mark.parametrize(
-    "value, read, warned",
+    ("value", "read", "warned"),
     [
         ("ten", 100, False),
         ("-1", 100, True),

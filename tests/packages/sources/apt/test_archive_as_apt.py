@@ -78,7 +78,7 @@ def test_one_unreadable_stanza_costs_only_itself(tmp_path):
         tmp_path,
         "Package: hello\nVersion: 2.10-3ubuntu0.1\nArchitecture: amd64\nPhased-Update-Percentage: 30\n\n"
         "Package: hello-doc\nSource: hello (2.10 3ubuntu0.1)\nVersion: 2.10\nArchitecture: all\n\n"
-        "Package: libhello1\nSource: hello\nVersion: 2.10-3ubuntu0.1\nArchitecture: amd64\nPhased-Update-Percentage: 30\n",
+        "Package: libhello1\nSource: hello\nVersion: 2.10-3ubuntu0.1\nArchitecture: amd64\nPhased-Update-Percentage: 30\n",  # noqa: E501
     )
 
     (hello,) = AptArchiveSource(location=str(tmp_path)).publications(

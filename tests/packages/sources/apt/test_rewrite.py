@@ -1,4 +1,5 @@
-"""Writing percentages into a local apt archive: every index, Release hashes, atomic files, GnuPG signatures, and real apt reading the result."""
+"""Writing percentages into a local apt archive: every index, Release hashes, atomic files, GnuPG
+signatures, and real apt reading the result."""
 
 from __future__ import annotations
 
@@ -167,7 +168,7 @@ def test_a_write_replaces_files_atomically_and_leaves_no_temporary_files(tmp_pat
         raise OSError("disk full")
 
     monkeypatch.setattr(apt_writer.os, "replace", failing_replace)
-    with pytest.raises(OSError):
+    with pytest.raises(OSError, match="."):
         apt_writer.atomic_write(target, b"new content")
     assert target.read_bytes() == b"old"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["Packages"]

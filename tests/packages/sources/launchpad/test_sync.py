@@ -158,7 +158,7 @@ def test_debug_symbols_are_never_written_and_follow_their_deb(http_server, sleep
 
 
 @pytest.mark.parametrize(
-    "token, team",
+    ("token", "team"),
     [("read-only", {"phasing-bot"}), ("tok123", set())],
     ids=["read-only token", "not in the archive owner's team"],
 )
