@@ -15,17 +15,9 @@ from django.utils import timezone
 from ninja import Field, Router, Schema
 from ninja.errors import HttpError
 
-from overview.api.routes import (
-    CODENAME,
-    MACHINE_ID,
-    MAX_PER_PAGE,
-    PageNumber,
-    _page,
-    _page_links,
-    decision_out,
-    update_out,
-)
+from overview.api.routes import CODENAME, MACHINE_ID, PageNumber
 from overview.api.schemas import DecisionOut, ErrorOut, UpdateOut
+from overview.api.shapes import MAX_PER_PAGE, _page, _page_links, decision_out, update_out
 from overview.pages import machine_selectors
 from packages.domain import apt_phasing
 from packages.models import Release
