@@ -22,4 +22,8 @@ def task_enqueue(name: str, *args: Any) -> None:
 
 
 def task_enqueue_at(name: str, eta: datetime, *args: Any) -> None:
-    current_app.tasks[name].apply_async(args=args, eta=eta)
+    task = current_app.tasks[name]
+    if args:
+        task.apply_async(args=args, eta=eta)
+    else:
+        task.apply_async(eta=eta)

@@ -48,11 +48,12 @@ def test_anonymous_visitors_share_one_rendering_at_the_cost_of_one_query(
 
 def test_a_committed_change_is_seen_at_once(anonymous):
     publication = PublicationFactory(source_package__name="tool")
-    assert "paused by ada" not in anonymous.get("/").content.decode()
+    assert "paused by Ada Lovelace" not in anonymous.get("/").content.decode()
 
-    publication_pause(publication=publication, actor=UserFactory(username="ada"), reason="bug")
+    ada = UserFactory(username="ada", first_name="Ada", last_name="Lovelace")
+    publication_pause(publication=publication, actor=ada, reason="bug")
 
-    assert "paused by ada" in anonymous.get("/").content.decode()
+    assert "paused by Ada Lovelace" in anonymous.get("/").content.decode()
 
 
 def test_a_new_override_is_seen_at_once(anonymous):
