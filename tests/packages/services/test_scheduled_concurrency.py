@@ -15,15 +15,15 @@ from django.db import connection, connections
 from packages.models import EventKind, PhasingEvent, ScheduledAction, ScheduledState
 from packages.services import rollouts
 from packages.services.scheduled import scheduled_change_create, scheduled_changes_run_due
-from tests.factories import NOW, PublicationFactory, UserFactory
+from tests.factories import NOW, PublicationFactory
 
 
 @pytest.mark.django_db(transaction=True)
-def test_two_runs_at_once_run_a_change_once(monkeypatch):
+def test_two_runs_at_once_run_a_change_once(monkeypatch, archive_admin_user):
     if connection.vendor != "postgresql":
         pytest.skip("row locks are what is under test; SQLite serialises writers instead")
     publications = [PublicationFactory() for _ in range(3)]
-    admin = UserFactory(username="alice")
+    admin = archive_admin_user  # still an archive admin when the changes run
     changes = [
         scheduled_change_create(
             action=ScheduledAction.PAUSE,
