@@ -45,7 +45,10 @@ DOCS_SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "screenshots" /
 
 
 def _archive_admin(username: str):
-    user = UserFactory(username=username, is_staff=True, password=PASSWORD)
+    # A display name, which the pages show instead of the login name.
+    user = UserFactory(
+        username=username, first_name=username.title(), is_staff=True, password=PASSWORD
+    )
     user.groups.add(group_named(ARCHIVE_ADMINS))
     return user
 
@@ -196,7 +199,7 @@ def test_an_admin_pauses_on_the_update_page_and_a_second_admin_signs_off_the_res
             second.wait_for_url(f"**{update_url}")
             assert "Signed off and done" in second.inner_text("ul.messages")
             events = second.inner_text("table.update-events")
-            assert "requested by ada" in events and "signed off by bo" in events
+            assert "requested by Ada" in events and "signed off by Bo" in events
             assert "Checked the bucket" in events
             assert _fits(second)
             second.screenshot(path=artifacts / "update-signed-off-390.png", full_page=True)
