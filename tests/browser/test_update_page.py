@@ -186,7 +186,7 @@ def test_an_admin_pauses_on_the_update_page_and_a_second_admin_signs_off_the_res
             sign_off = second.locator(f"#sign-off-{change.pk}")
             text = sign_off.inner_text()
             # What, why, by whom, and the evidence, before deciding.
-            assert "Resume" in text and "asked by ada" in text
+            assert "Resume" in text and "asked by Ada" in text
             assert "overridden upstream" in text and "crash rate 1.1×" in text
             assert _fits(second), f"scrolls sideways at {name} px: {_too_wide(second)}"
             second.screenshot(path=artifacts / f"update-page-{name}.png", full_page=True)
