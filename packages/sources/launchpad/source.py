@@ -37,9 +37,6 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from debian.debian_support import version_compare
-
-from packages.domain import inputs
 from packages.domain.dependencies import Relation
 from packages.sources.apt.relations import AptRelations
 from packages.sources.base import (
@@ -52,9 +49,9 @@ from packages.sources.base import (
     sponsor_of,
 )
 from packages.sources.http import MalformedResponse, StatusError
+from packages.sources.launchpad.history import LaunchpadHistory
 from packages.sources.launchpad.people import REDACTED, LaunchpadPeople
 from packages.sources.launchpad.write import (
-    CURRENT_BINARY_STATUSES,
     POCKETS,
     LaunchpadWriter,
     parse_datetime,
@@ -69,14 +66,12 @@ STABLE_SERIES_STATUSES = frozenset({"Current Stable Release", "Supported"})
 # Where the version an update replaces lives, as phased-updater compares: not -proposed
 # (never reached users) nor -backports, and not deleted publications.
 # (pocket, status) of a publication phased-updater takes as the previous version.
-PREVIOUS_VERSION_PUBLICATIONS = frozenset({("Updates", "Superseded"), ("Release", "Published")})
 # Launchpad's statuses (lib/lp/soyuz/enums.py 616-681) as ours (packages.models.ArchiveStatus).
 REMOVED_STATUSES = {"Superseded": "superseded", "Deleted": "deleted", "Obsolete": "deleted"}
 # A source publication stays Pending, without date_published, until the publisher runs;
 # asking for sources created up to a day earlier brings one back that was skipped then.
 PENDING_MARGIN = timedelta(days=1)
 # A .changes file is a few kilobytes; a larger answer is cut, not kept whole.
-CHANGES_MAX_CHARS = 200_000
 
 
 def _source_key(entry: Mapping[str, Any]) -> tuple[str, str] | None:
@@ -86,7 +81,7 @@ def _source_key(entry: Mapping[str, Any]) -> tuple[str, str] | None:
     return None
 
 
-class LaunchpadSource(LaunchpadPeople, LaunchpadWriter):
+class LaunchpadSource(LaunchpadPeople, LaunchpadWriter, LaunchpadHistory):
     """Updates publications of one distribution, and their phased-update percentages."""
 
     name = "launchpad"
@@ -383,72 +378,6 @@ class LaunchpadSource(LaunchpadPeople, LaunchpadWriter):
             in_security=in_security,
             changelog=changes,
         )
-
-    def _changes(self, self_link: str, name: str, version: str) -> str:
-        """The upload's .changes file (its Launchpad-Bugs-Fixed and changelog), as
-        ``changesFileUrl()`` of the source publication locates it (lib/lp/soyuz's
-        ProxiedLibraryFileAlias: ``<archive>/+files/<source>_<version>_source.changes`` on
-        the web host, redirected to the librarian); '' when it cannot be had, which costs
-        only the list of closed bugs."""
-        if not self.read_changes:
-            return ""
-        if self_link in self._changes_memo:
-            return self._changes_memo[self_link]
-        text = ""
-        try:
-            url = self._http.get_json(
-                self._checked_link(self_link),
-                params={"ws.op": "changesFileUrl"},
-                sign=self._signer(),
-            )
-            if isinstance(url, str) and inputs.is_safe_link(url):
-                # A public file off the API: never sent the credentials.
-                text = self._http.request("GET", url).text[:CHANGES_MAX_CHARS]
-        except SourceError as exc:
-            log.warning("Launchpad: no .changes for %s %s: %s", name, version, exc)
-        self._changes_memo[self_link] = text
-        return text
-
-    def _history(self, name: str, version: str, series_link: str) -> tuple[str, bool]:
-        """The previous version as phased-updater finds it (``package_previous_version``):
-        the newest publication in the series superseded in Updates or published in the
-        Release pocket (Proposed, Security, Backports and deleted ones never count), below
-        this version; and whether this very version is also in Security."""
-        params = {
-            "ws.op": "getPublishedSources",
-            "source_name": name,
-            "exact_match": "true",
-            "distro_series": series_link,
-        }
-        older: list[tuple[int, str]] = []
-        in_security = False
-        for entry in self._collection(self._archive_link(), params):
-            other = entry.get("source_package_version")
-            if entry.get("source_package_name") != name or not isinstance(other, str) or not other:
-                continue
-            if (
-                other == version
-                and entry.get("pocket") == POCKETS["security"]
-                and entry.get("status") in CURRENT_BINARY_STATUSES
-            ):
-                in_security = True
-            if (entry.get("pocket"), entry.get("status")) in PREVIOUS_VERSION_PUBLICATIONS and (
-                entry.get("date_published")
-            ):
-                try:
-                    if version_compare(other, version) < 0:
-                        older.append((_publication_id(entry), other))
-                except ValueError:
-                    log.warning("Launchpad: ignoring unparsable version %r of %s", other, name)
-        # Launchpad numbers publications in the order they were made: the newest is the
-        # highest id (phased-updater takes the first of getPublishedSources, newest first).
-        previous = max(older)[1] if older else ""
-        return previous, in_security
-
-
-def _publication_id(entry: dict[str, Any]) -> int:
-    tail = str(entry.get("self_link") or "").rstrip("/").rsplit("/", 1)[-1]
-    return int(tail) if tail.isdigit() else -1
 
 
 def _iso(moment: datetime) -> str:
