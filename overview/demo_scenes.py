@@ -24,7 +24,8 @@ from packages.models import (
 )
 from packages.services import policy_set, release_freeze
 from packages.services.scheduled import scheduled_change_create
-from packages.sources.simulator import TOGETHER, Simulator
+from packages.sources.simulated_world import TOGETHER
+from packages.sources.simulator import Simulator
 
 # The release whose -updates are frozen while its point release is built, and since when.
 FROZEN_RELEASE = "noble"

@@ -16,7 +16,8 @@ from collections.abc import Iterator
 from datetime import datetime, timedelta
 
 from overview.evidence.sources.base import CrashQuery, CrashReportRecord
-from packages.sources.simulator import HOUR, Simulator, Upload, seeded_rng
+from packages.sources.simulated_world import HOUR, Upload, seeded_rng
+from packages.sources.simulator import Simulator
 
 ARCHES = ("amd64", "amd64", "amd64", "arm64", "armhf", "ppc64el", "s390x")
 FUNCTIONS = (
