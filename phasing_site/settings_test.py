@@ -20,7 +20,7 @@ CELERY_TASK_ALWAYS_EAGER = False
 if not REDIS_URL:  # noqa: F405
     CELERY_BROKER_URL = "memory://"
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
-LOGGING["root"] = {**LOGGING["root"], "level": "WARNING"}  # type: ignore[dict-item]  # noqa: F405
+LOGGING["root"] = {**LOGGING["root"], "level": "WARNING"}  # noqa: F405
 PHASING_PAGE_CACHE = False  # a test sees the page as its own data makes it
 # Tests that replace a judge's function must see it run: reuse is tested on its own.
 PHASING_JUDGEMENT_REUSE = False
