@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 import time_machine
 from django.contrib.auth.models import Group, Permission
 from django.test import Client
+from hypothesis import settings as hypothesis_settings
 
 from packages.roles import ARCHIVE_ADMINS, GROUP_PERMISSIONS, TRIAGERS
 from tests.factories import NOW, PublicationFactory, SourcePackageFactory, UserFactory
 from tests.fake_http import FakeHTTPServer, SleepRecorder
 from tests.overview.controller.fakes import ScriptedCrashes
+
+# Generated cases are the same on every run (CI never meets a new one by chance); a
+# developer explores more with HYPOTHESIS_PROFILE=explore.
+hypothesis_settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
+hypothesis_settings.register_profile("explore", max_examples=1000, deadline=None)
+hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 @pytest.fixture(autouse=True)

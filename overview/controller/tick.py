@@ -74,7 +74,7 @@ log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
-class Outcome:
+class TickOutcome:
     """What one tick did (or, in a dry run, would do) to one update, for people to read."""
 
     publication_id: int
@@ -128,7 +128,7 @@ def tick(
     now: datetime | None = None,
     dry_run: bool = False,
     crash_source: CrashSource | None = None,
-) -> list[Outcome]:
+) -> list[TickOutcome]:
     """Run one controller tick at `now`; with dry_run, decide and report but change nothing."""
     # Days, "today" and the quiet weekend are UTC, whatever offset the caller used.
     now = (now or timezone.now()).astimezone(UTC)
@@ -168,7 +168,7 @@ def _decide_all(
     *,
     now: datetime,
     judge_failures: dict[int, str] | None = None,
-) -> list[Outcome]:
+) -> list[TickOutcome]:
     policies = policies_by_scope()
     judge_failures = judge_failures or {}
     rules_of = {p.pk: policy_rules.resolve_for(policies, p) for p in publications}
@@ -186,7 +186,7 @@ def _decide_all(
         {pk: answer.problems for pk, answer in judged.items() if not answer.error}, now=now
     )
 
-    decisions: dict[int, Outcome] = {}
+    decisions: dict[int, TickOutcome] = {}
     changes: list[tuple[Publication, Change]] = []
     holds: list[Publication] = []
     assessed = []
@@ -259,7 +259,7 @@ def _hold_together(
     publications: list[Publication],
     changes: list[tuple[Publication, Change]],
     holds: list[Publication],
-    decisions: dict[int, Outcome],
+    decisions: dict[int, TickOutcome],
     needs: dict[int, list[together.Need]],
     rules_of: dict[int, policy_rules.Rules],
 ) -> None:
@@ -285,7 +285,7 @@ def _hold_together(
     changes[:] = capped
 
 
-def _failed(publication: Publication, exc: Exception) -> Outcome:
+def _failed(publication: Publication, exc: Exception) -> TickOutcome:
     return _hold(publication, HoldReason.CONTROLLER_ERROR, f"{type(exc).__name__}: {exc}")[0]
 
 
@@ -295,9 +295,9 @@ def _hold_fields(publication: Publication) -> tuple[object, ...]:
 
 def _hold(
     publication: Publication, reason: str, detail: str
-) -> tuple[Outcome, None, list[Problem]]:
+) -> tuple[TickOutcome, None, list[Problem]]:
     publication.hold_reason, publication.hold_detail = reason, detail[:500]
-    decision = Outcome(
+    decision = TickOutcome(
         publication.pk,
         _label(publication),
         Action.HOLD,
@@ -317,7 +317,7 @@ def _decide(
     verdict: tuple[str, str],
     now: datetime,
     judge_error: str = "",
-) -> tuple[Outcome, Change | None, list[Problem]]:
+) -> tuple[TickOutcome, Change | None, list[Problem]]:
     """The rule's answer for one locked publication, as the change the tick writes."""
     if answer.unknown_version or not answer.error:
         publication.crash_data_unavailable_since = None
@@ -342,7 +342,7 @@ def _decide(
     )
     if decision.action == rule.Action.HOLD:
         return _hold(publication, decision.hold, decision.detail)
-    outcome = Outcome(
+    outcome = TickOutcome(
         publication.pk,
         _label(publication),
         decision.action,

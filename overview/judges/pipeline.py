@@ -32,7 +32,7 @@ DAY = timedelta(days=1)
 class Judgement:
     """The sequential test's view of one update, and the exposure behind it."""
 
-    assessment: sequential.Assessment
+    assessment: sequential.SequentialResult
     uptake: exposure.Uptake
     share: float  # on the new version now (estimate)
     share_low: float
@@ -232,7 +232,7 @@ def _anchored(
     if found.evidence >= 1 / test.alpha:
         assessment = replace(
             assessment,
-            verdict=sequential.Verdict.REGRESSED,
+            verdict=sequential.Finding.REGRESSED,
             ratio=found.ratio,
             lower=found.lower,
             evidence=found.evidence,
@@ -240,8 +240,8 @@ def _anchored(
         )
     else:
         verdict = assessment.verdict
-        if verdict == sequential.Verdict.REGRESSED:
-            verdict = sequential.Verdict.INSUFFICIENT
+        if verdict == sequential.Finding.REGRESSED:
+            verdict = sequential.Finding.INSUFFICIENT
         assessment = replace(
             assessment,
             verdict=verdict,
@@ -324,6 +324,6 @@ def _judge(
     )
 
 
-def ratio_words(assessment: sequential.Assessment) -> str:
+def ratio_words(assessment: sequential.SequentialResult) -> str:
     """'1.1× (likely 0.8–1.6×)', '2.3× (likely above 1.2×)', or '' before any rate."""
     return words.ratio_range(assessment.ratio, assessment.lower, assessment.upper)

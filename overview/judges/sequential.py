@@ -57,7 +57,7 @@ MIXTURE_STEPS = (1, 2, 3, 4, 6, 8, 11, 15, 20, 27, 36, 50)
 SHARE_FLOOR = 1e-6
 
 
-class Verdict(StrEnum):
+class Finding(StrEnum):
     REGRESSED = "regressed"
     HEALTHY = "healthy"
     INSUFFICIENT = "insufficient"
@@ -80,8 +80,8 @@ class Hour:
 
 
 @dataclass(frozen=True)
-class Assessment:
-    verdict: Verdict
+class SequentialResult:
+    verdict: Finding
     ratio: float | None  # the most likely rate ratio, None without crashes on both sides
     lower: float  # always-valid lower bound (0 when nothing excludes a ratio near 0)
     upper: float  # always-valid upper bound (inf when nothing excludes large ratios)
@@ -109,7 +109,9 @@ class SequentialTest:
     def step(self) -> float:
         return math.log(self.tolerance) / STEPS_PER_TOLERANCE
 
-    def assess(self, hours: Sequence[Hour], *, share_now: float, bounds: bool = True) -> Assessment:
+    def assess(
+        self, hours: Sequence[Hour], *, share_now: float, bounds: bool = True
+    ) -> SequentialResult:
         """The verdict after these hours (in any order), and the evidence behind it.
 
         Without `bounds`, the confidence bounds are left at 0 and infinity: the verdict
@@ -120,8 +122,8 @@ class SequentialTest:
         old = sum(h.old for h in counted)
         if not counted:
             needed = _reports_needed(self, share_now)
-            return Assessment(
-                Verdict.INSUFFICIENT, None, 0.0, math.inf, 0, 0, 1.0, math.ceil(needed)
+            return SequentialResult(
+                Finding.INSUFFICIENT, None, 0.0, math.inf, 0, 0, 1.0, math.ceil(needed)
             )
         grid = _log_likelihoods(self, counted, None if bounds else _VERDICT_POINTS)
         weight = 1.0 / len(MIXTURE_STEPS)
@@ -134,19 +136,19 @@ class SequentialTest:
         lower = self._lower(grid.high, weight) if bounds else 0.0
         upper = self._upper(grid.low, weight) if bounds else math.inf
         if evidence >= 1 / self.alpha:
-            verdict = Verdict.REGRESSED
+            verdict = Finding.REGRESSED
         elif _mixture(grid.low, tolerance_index, -1, weight) >= 1 / self.alpha_healthy:
-            verdict = Verdict.HEALTHY
+            verdict = Finding.HEALTHY
         else:
-            verdict = Verdict.INSUFFICIENT
+            verdict = Finding.INSUFFICIENT
         needed = 0
-        if verdict == Verdict.INSUFFICIENT:
+        if verdict == Finding.INSUFFICIENT:
             information = sum(
                 (h.new + h.old) * _clamp(h.share_high) * (1 - _clamp(h.share_high)) for h in counted
             )
             s = min(max(share_now, 0.01), 0.99)
             needed = max(0, math.ceil(_reports_needed(self, s) - information / (s * (1 - s))))
-        return Assessment(verdict, ratio, lower, upper, new, old, evidence, needed)
+        return SequentialResult(verdict, ratio, lower, upper, new, old, evidence, needed)
 
     def _lower(self, grid: np.ndarray, weight: float) -> float:
         """The largest θ0 the data reject in favour of larger ratios (0 when none)."""

@@ -31,7 +31,7 @@ log = logging.getLogger(__name__)
 def rate_problem(judgement: Judgement, *, alpha: float) -> ProblemRecord | None:
     """The sequential judge's 'increased rate' problem, when its test says regressed."""
     found = judgement.assessment
-    if found.verdict != sequential.Verdict.REGRESSED:
+    if found.verdict != sequential.Finding.REGRESSED:
         return None
     events = plural(found.new + found.old, "crash event")
     detail = (
@@ -47,7 +47,7 @@ def rate_problem(judgement: Judgement, *, alpha: float) -> ProblemRecord | None:
     )
 
 
-def _rate_words(found: sequential.Assessment, events: str) -> str:
+def _rate_words(found: sequential.SequentialResult, events: str) -> str:
     """'crash rate 1.1× (likely 0.8–1.6×) the previous version's over 240 crash events', or
     '3 crash events, too few for a crash rate' (never 'crash rate no rate yet')."""
     ratio = ratio_words(found)
@@ -92,9 +92,9 @@ def verdict_of(
         return Verdict.INSUFFICIENT, "insufficient evidence: no previous version to compare with"
     found = judgement.assessment
     rate = _rate_words(found, plural(found.new + found.old, "crash event"))
-    if found.verdict == sequential.Verdict.HEALTHY:
+    if found.verdict == sequential.Finding.HEALTHY:
         return Verdict.HEALTHY, f"{rate}: healthy"
-    if found.verdict == sequential.Verdict.REGRESSED:
+    if found.verdict == sequential.Finding.REGRESSED:
         if rules.judge == policy.SEQUENTIAL:  # the rise is overridden by a triager
             return Verdict.INSUFFICIENT, f"{rate}: a rise a triager overrode"
         return Verdict.INSUFFICIENT, (

@@ -56,7 +56,7 @@ class KeptBack:
 @dataclass(frozen=True)
 class MachineRow:
     publication: Publication
-    decision: apt_phasing.Decision
+    decision: apt_phasing.Draw
     # When the percentage reaches this machine's draw; None when nobody can say.
     included_at: datetime | None
     # Why there is no time: "", "when phasing resumes", "not under the current policy".

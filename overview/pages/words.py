@@ -117,6 +117,12 @@ def verdict_words(
             names = by_reason.setdefault(" ".join(why.split()), [])
             if by.strip() and by.strip() not in names:
                 names.append(by.strip())
+        # Who gave a reason is not named again for an override without one.
+        with_reason = {name for why, names in by_reason.items() if why for name in names}
+        if "" in by_reason:
+            by_reason[""] = [name for name in by_reason[""] if name not in with_reason]
+            if not by_reason[""] and len(by_reason) > 1:
+                del by_reason[""]
         said = "; ".join(
             override_words(" and ".join(names), why) for why, names in by_reason.items()
         )

@@ -241,16 +241,14 @@ def is_included(draw: int, percentage: int) -> bool:
 
 
 @dataclass(frozen=True)
-class Decision:
+class Draw:
     draw: int
     included: bool
     # The smallest percentage at which this machine takes the update.
     included_from_percentage: int
 
 
-def decide(source_package: str, source_version: str, machine_id: str, percentage: int) -> Decision:
+def decide(source_package: str, source_version: str, machine_id: str, percentage: int) -> Draw:
     """Whether this machine takes the update at this percentage, and from which one on."""
     draw = phased_draw(source_package, source_version, machine_id)
-    return Decision(
-        draw=draw, included=is_included(draw, percentage), included_from_percentage=draw
-    )
+    return Draw(draw=draw, included=is_included(draw, percentage), included_from_percentage=draw)

@@ -15,7 +15,8 @@ import pytest
 
 from overview.judges import exposure
 from overview.judges.anchored import Anchor, anchored
-from overview.judges.sequential import Hour, SequentialTest, Verdict
+from overview.judges.sequential import Finding as Verdict
+from overview.judges.sequential import Hour, SequentialTest
 
 RAMP_HOURS = 54
 

@@ -112,8 +112,8 @@ def test_exposure_is_a_rounded_range_never_narrower_than_it_is_known(low, high):
 
 
 sequential_assessments = st.builds(
-    sequential.Assessment,
-    verdict=st.sampled_from(list(sequential.Verdict)),
+    sequential.SequentialResult,
+    verdict=st.sampled_from(list(sequential.Finding)),
     ratio=st.one_of(st.none(), st.floats(min_value=0.01, max_value=50)),
     lower=st.floats(min_value=0, max_value=5),
     upper=st.one_of(st.just(math.inf), st.floats(min_value=0.1, max_value=80)),

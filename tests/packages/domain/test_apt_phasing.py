@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from packages.domain.apt_phasing import (
-    Decision,
+    Draw,
     decide,
     is_included,
     machine_id_for_apt,
@@ -131,7 +131,7 @@ def test_it_keeps_back_the_update_when_the_draw_is_above_the_percentage():
 def test_decide_reports_the_draw_and_whether_the_machine_is_in_the_phase():
     machine_id = "0123456789abcdef0123456789abcdef"
     draw = phased_draw("bash", "5.2.15-2ubuntu1.1", machine_id)
-    assert decide("bash", "5.2.15-2ubuntu1.1", machine_id, draw) == Decision(
+    assert decide("bash", "5.2.15-2ubuntu1.1", machine_id, draw) == Draw(
         draw=draw, included=True, included_from_percentage=draw
     )
     if draw > 0:
