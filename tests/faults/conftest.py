@@ -7,6 +7,7 @@ from urllib.parse import urlsplit
 
 import pytest
 from django.conf import settings
+from kombu import pools as kombu_pools
 
 from tests.faults.tcp_proxy import tcp_proxy
 
@@ -46,3 +47,6 @@ def _forget_connections(app) -> None:
         pool.force_close_all()
     app._pool = None
     app.amqp._producer_pool = None
+    # kombu keeps producer and connection pools per broker URL in a registry of its own:
+    # a closed one left there would fail every later task sent in this process.
+    kombu_pools.reset()
