@@ -25,8 +25,13 @@ from overview.models import DeliveryStatus, WebhookDelivery, WebhookEndpoint
 from overview.notices import events, formats, guard
 from packages.services import announcements
 from packages.services.faults import retry_delay, service_failed, service_recovered
+from packages.services.queueing import task_enqueue
 
 log = logging.getLogger(__name__)
+
+# The tasks that send notices, queued by name (overview.notices.tasks calls this module).
+FAN_OUT = "overview.notices.fan_out"
+DELIVER = "overview.notices.deliver"
 
 # A sender that has not recorded its attempt within this long has died: take it over.
 CLAIM_LEASE = timedelta(minutes=2)
@@ -95,20 +100,16 @@ def on_announcement(topic: str, items: list[announcements.Item]) -> None:
         return
     if not WebhookEndpoint.objects.filter(enabled=True).exists():
         return
-    from overview.notices.tasks import fan_out
-
     try:
-        fan_out.delay(topic, items)
+        task_enqueue(FAN_OUT, topic, items)
     except Exception:  # a broker down must not fail the writer's commit callbacks
         log.exception("could not queue the webhook notices of %s %s", topic, items[:10])
 
 
 def deliveries_enqueue(ids: Sequence[int]) -> None:
-    from overview.notices.tasks import deliver
-
     for pk in ids:
         try:
-            deliver.delay(pk)
+            task_enqueue(DELIVER, pk)
         except Exception:  # the periodic sweep sends what no task took
             log.exception("could not queue webhook delivery %s; the sweep will send it", pk)
 

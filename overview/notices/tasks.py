@@ -10,14 +10,14 @@ from overview.notices import delivery
 from packages.services.announcements import Item
 
 
-@shared_task(name="overview.notices.fan_out", time_limit=120, soft_time_limit=100)
+@shared_task(name=delivery.FAN_OUT, time_limit=120, soft_time_limit=100)
 def fan_out(topic: str, items: Sequence[Sequence[int | str]]) -> int:
     pairs: list[Item] = [(int(pk), str(kind)) for pk, kind in items]
     return len(delivery.notices_fan_out(topic, pairs))
 
 
 @shared_task(
-    name="overview.notices.deliver",
+    name=delivery.DELIVER,
     bind=True,
     time_limit=120,
     soft_time_limit=100,
