@@ -39,9 +39,9 @@ from packages.services.rollouts import publication_resume
 from packages.services.sync import publications_sync
 from packages.services.writeback import percentages_write_back
 from packages.sources.apt.archive import AptArchiveSource
-from packages.sources.apt.writer import write_archive
 from packages.sources.base import PublicationRecord
 from tests.agent.test_phasing_agent import SYSTEM_PYTHON, python_apt_available
+from tests.apt_archives import write_archive
 from tests.apt_harness import AptRow, AptSandbox
 from tests.factories import PolicyFactory, UserFactory
 

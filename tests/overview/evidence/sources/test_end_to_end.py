@@ -17,9 +17,9 @@ from packages.services.sync import publications_sync
 from packages.services.writeback import percentages_write_back
 from packages.sources import publication_source
 from packages.sources.apt.archive import AptArchiveSource
-from packages.sources.apt.writer import write_archive
 from packages.sources.base import PublicationRecord
 from packages.sources.launchpad.source import LaunchpadSource
+from tests.apt_archives import write_archive
 from tests.factories import PublicationFactory
 from tests.fake_http import FakeHTTPServer, Reply
 

@@ -5,13 +5,9 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from packages.sources.apt.writer import (
-    file_hashes,
-    format_release_date,
-    release_text,
-    write_archive,
-)
+from packages.sources.apt.writer import file_hashes, format_release_date, release_text
 from packages.sources.base import PublicationRecord
+from tests.apt_archives import write_archive
 
 DATE = datetime(2024, 6, 3, 12, 30, tzinfo=UTC)
 

@@ -13,10 +13,8 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from packages.sources.apt.archive import AptArchiveSource
-from packages.sources.apt.writer import (
-    write_archive,
-)
 from packages.sources.base import PublicationSource, SourceError
+from tests.apt_archives import write_archive
 from tests.packages.sources.apt.fakes import (
     DATE,
     NOW,

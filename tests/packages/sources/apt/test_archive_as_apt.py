@@ -13,7 +13,7 @@ import pytest
 from packages.domain.apt_phasing import decide
 from packages.sources import publication_source
 from packages.sources.apt.archive import AptArchiveSource
-from packages.sources.apt.writer import write_archive
+from tests.apt_archives import write_archive
 from tests.apt_harness import AptRow, AptSandbox, apt_available
 from tests.packages.sources.apt.fakes import NOW, by_source, hand_archive, noble, record
 

@@ -21,9 +21,7 @@ from packages.domain.apt_phasing import decide
 from packages.sources.apt import writer as apt_writer
 from packages.sources.apt.archive import AptArchiveSource
 from packages.sources.apt.reader import parse_release_date
-from packages.sources.apt.writer import (
-    write_archive,
-)
+from tests.apt_archives import write_archive
 from tests.apt_harness import AptHarnessError, AptRow, AptSandbox, apt_available
 from tests.packages.sources.apt.fakes import (
     NOW,
