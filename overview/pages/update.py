@@ -18,6 +18,7 @@ from django.utils.cache import patch_cache_control
 from django.views.decorators.http import require_GET, require_POST
 from django.views.defaults import permission_denied
 
+from overview.evidence.fleet_reads import fleet_counts
 from overview.pages import update_reads
 from overview.pages.update_forms import ACTION_SPECS, SignOffForm, action_form
 from packages.dependency_warnings import needs_behind, warning_lines
@@ -38,6 +39,9 @@ def _page(
     page = update_reads.update_page(
         pk, now=timezone.now(), can_read_reports=can_read_crash_reports(request.user)
     )
+    # What the fleet agents measured, beside the estimate (one query).
+    measured = fleet_counts([page.publication.pk], now=timezone.now())
+    page.publication.fleet_counts = measured.get(page.publication.pk)  # type: ignore[attr-defined]
     can_act = can_change_phasing(request.user)
     forms = []
     if can_act:

@@ -304,9 +304,10 @@ def test_the_page_costs_the_same_queries_with_one_event_or_many(
     for _ in range(4):
         ScheduledChangeFactory(publication=big)
     # The update with its people and assessment; its problems; its events; the policies;
-    # the members of its release; the scheduled changes; the footer's sources.
+    # the members of its release; the scheduled changes; the fleet agents' counts; the
+    # footer's sources.
     for publication in (small, big):
-        with django_assert_num_queries(7):
+        with django_assert_num_queries(8):
             assert anonymous.get(url(publication)).status_code == 200
 
 
@@ -316,10 +317,10 @@ def test_a_triager_pays_one_query_more_for_the_reports(django_assert_num_queries
     big = PublicationFactory(source_package=SourcePackageFactory(name="big"))
     for _ in range(6):
         with_problem_and_reports(big, reports=8)
-    # As anonymous (7), the session and the user (2), the user's and the groups'
+    # As anonymous (8), the session and the user (2), the user's and the groups'
     # permissions (2), the latest reports of each problem (1).
     for publication in (small, big):
-        with django_assert_num_queries(12):
+        with django_assert_num_queries(13):
             response = triager.get(url(publication))
         assert response.status_code == 200
 
@@ -392,10 +393,10 @@ def test_an_archive_admin_pays_no_query_per_form_or_pending_change(
             outcome="waiting for a second archive admin's sign-off",
             created_by=UserFactory(username=f"hurried{n}"),
         )
-    # As anonymous (7), the session and the user (2), the user's and the groups'
+    # As anonymous (8), the session and the user (2), the user's and the groups'
     # permissions (2); no reports without a problem, none per form or change.
     for publication in (small, big):
-        with django_assert_num_queries(11):
+        with django_assert_num_queries(12):
             response = archive_admin.get(url(publication))
         assert response.status_code == 200
     assert response.content.decode().count('name="decision" value="approve"') == 6
@@ -425,3 +426,20 @@ def test_scheduled_changes_and_the_admins_list_link_to_the_update_page(
     assert f'href="{url(publication)}"' in overview
     changelist = archive_admin.get(reverse("admin:packages_publication_changelist"))
     assert f'href="{url(publication)}"' in changelist.content.decode()
+
+
+def test_the_update_page_shows_the_uptake_the_fleet_agents_measured(anonymous, publication):
+    from overview.models import FleetReport
+
+    for n, on_new in enumerate((True, True, False, False)):
+        FleetReport.objects.create(
+            publication=publication,
+            machine=f"{n:064x}",
+            installed_version=publication.version if on_new else "1.2-1",
+            held_back=not on_new,
+            on_new_version=on_new,
+            reported_at=NOW,
+            day=NOW.date(),
+        )
+    page = anonymous.get(url(publication)).content.decode()
+    assert "measured: 2 of 4 reporting machines run it (50%)" in page
