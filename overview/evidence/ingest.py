@@ -17,10 +17,9 @@ from django.utils import timezone
 
 from overview.evidence import partitions
 from overview.evidence.counters import hour_of, judging_counts_recount
-from overview.evidence.ingest_postgres import install_failure_buckets
 from overview.evidence.ingest_sql import ingest_batch_sql
 from overview.evidence.retention import too_old
-from overview.evidence.sources.base import CrashReportRecord, bucket_type
+from overview.evidence.sources.base import CrashReportRecord, bucket_type, install_failure_buckets
 from overview.models import (
     BucketSystem,
     BucketVersionStat,

@@ -149,3 +149,14 @@ class CrashSource(Protocol):
     def reports(self, *, since: datetime | None, now: datetime) -> Iterator[CrashReportRecord]:
         """Crash reports to keep locally (may be none: a tracker can keep them to itself)."""
         ...
+
+
+def install_failure_buckets(
+    records: Sequence[CrashReportRecord], buckets: dict[str, int]
+) -> set[int]:
+    """The buckets of these records that hold package install failures, not crashes."""
+    return {
+        buckets[r.signature]
+        for r in records
+        if bucket_type(r.problem_type, r.signature) == INSTALL_FAILURE
+    }
