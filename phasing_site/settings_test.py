@@ -24,7 +24,12 @@ LOGGING["root"] = {**LOGGING["root"], "level": "WARNING"}  # noqa: F405
 PHASING_PAGE_CACHE = False  # a test sees the page as its own data makes it
 # Tests that replace a judge's function must see it run: reuse is tested on its own.
 PHASING_JUDGEMENT_REUSE = False
-# Parallel test processes share one Redis database: each keeps its own keys.
-CACHES["default"]["KEY_PREFIX"] = os.environ.get("PYTEST_XDIST_WORKER", "main")  # noqa: F405
+# Parallel test processes share one Redis server: each keeps its own keys, in a database
+# of its own, since a test that clears the cache flushes its whole database.
+_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+CACHES["default"]["KEY_PREFIX"] = _WORKER or "main"  # noqa: F405
+if REDIS_URL and _WORKER.startswith("gw") and _WORKER[2:].isdigit():  # noqa: F405
+    _SERVER = REDIS_URL.rsplit("/", 1)[0] if REDIS_URL.count("/") >= 3 else REDIS_URL  # noqa: F405
+    CACHES["default"]["LOCATION"] = f"{_SERVER}/{10 + int(_WORKER[2:])}"  # noqa: F405
 # Whitenoise looks for STATIC_ROOT even when nothing was collected.
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # noqa: F405
