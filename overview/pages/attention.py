@@ -17,6 +17,7 @@ from overview.pages.selectors import ReleaseSummary
 from overview.pages.wording import age, utc_time
 from packages.holds import HoldReason
 from packages.models import PhasingState, Publication, ScheduledChange
+from packages.public_names import public_name
 from packages.services.scheduled import AWAITING_SIGN_OFF
 
 
@@ -115,7 +116,7 @@ def _sign_off_item(change: ScheduledChange, now: datetime) -> Item:
     )
     return Item(
         f"{change.what.capitalize()} {change.target_label}",
-        f"asked by {change.created_by.get_username()}: {words.shorten(change.reason)}",
+        f"asked by {public_name(change.created_by)}: {words.shorten(change.reason)}",
         words.ATTENTION_ACTIONS[words.Attention.SIGN_OFF],
         url,
         change.created_at,

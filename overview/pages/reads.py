@@ -8,12 +8,13 @@ from datetime import datetime
 from typing import cast
 
 from django.db.models import Case, Count, F, OuterRef, Prefetch, Q, QuerySet, Subquery, Value, When
-from django.db.models.functions import Coalesce
+from django.db.models.functions import Coalesce, Concat, NullIf, Trim
 
 from overview.models import Override, Problem
 from overview.pages.selectors import PublicationInPhasing
 from packages.holds import HoldReason
 from packages.models import ACTIVE_STATES, EventKind, PhasingEvent, PhasingState, Publication
+from packages.public_names import TRIAGER
 
 # Holds for data a person has to look at: the crash source is down or old, or it does not
 # know the version and the policy says hold until someone decides. ("Not enough data yet"
@@ -23,6 +24,14 @@ DATA_HOLDS = (HoldReason.CRASH_DATA_UNAVAILABLE, HoldReason.UNKNOWN_VERSION)
 ATTENTION_SHOWN = 8
 
 
+def _public_name_of_author() -> Coalesce:
+    """The override's author as public pages name a person (packages.public_names): the
+    name they gave, else the name an imported override carries, else their role. Never
+    the login name."""
+    full = Trim(Concat("created_by__first_name", Value(" "), "created_by__last_name"))
+    return Coalesce(NullIf(full, Value("")), NullIf("created_by_name", Value("")), Value(TRIAGER))
+
+
 def _problems_with_overrides() -> QuerySet[Problem]:
     """Active problems, each with the live override covering it: its id, who, why."""
     covering = Override.objects.covering().order_by("-created_at", "-id")
@@ -30,11 +39,7 @@ def _problems_with_overrides() -> QuerySet[Problem]:
         Problem.objects.filter(active=True)
         .with_covering_override()
         .annotate(
-            override_by=Subquery(
-                covering.annotate(who=Coalesce("created_by__username", "created_by_name")).values(
-                    "who"
-                )[:1]
-            ),
+            override_by=Subquery(covering.annotate(who=_public_name_of_author()).values("who")[:1]),
             override_reason=Subquery(covering.values("reason")[:1]),
         )
         .select_related("bucket")

@@ -85,7 +85,7 @@ def test_a_change_waiting_for_a_sign_off_says_who_asked_and_why(anonymous):
         publication=publication,
         action="release",
         run_at=NOW,
-        created_by=UserFactory(username="ada"),
+        created_by=UserFactory(username="ada-login", first_name="Ada", last_name="Byron"),
         reason="fixes the boot hang",
         outcome=AWAITING_SIGN_OFF,
     )
@@ -95,8 +95,10 @@ def test_a_change_waiting_for_a_sign_off_says_who_asked_and_why(anonymous):
 
     assert "Waiting for a sign-off" in section and section.count("<li>") == 1
     assert (
-        "Release to everyone systemd" in section and "asked by ada: fixes the boot hang" in section
+        "Release to everyone systemd" in section
+        and "asked by Ada Byron: fixes the boot hang" in section
     )
+    assert "ada-login" not in section  # a login name never goes out on a public page
 
 
 def test_an_archive_holding_another_percentage_than_written_is_a_disagreement(anonymous):

@@ -213,7 +213,7 @@ def test_an_update_whose_only_problem_is_overridden_reads_as_overridden_with_who
         source_package=publication.source_package,
         kind=ProblemKind.INCREASED_RATE,
         bucket=None,
-        created_by=UserFactory(username="tess"),
+        created_by=UserFactory(username="tess-login", first_name="Tess"),
         reason="the same crash rose in the old version",
     )
     AssessmentFactory(publication=problem.publication, verdict=Verdict.INSUFFICIENT)
@@ -221,7 +221,8 @@ def test_an_update_whose_only_problem_is_overridden_reads_as_overridden_with_who
     html = anonymous.get("/").content.decode()
 
     assert ">overridden</span>" in html
-    assert "by tess: the same crash rose in the old version" in html
+    assert "by Tess: the same crash rose in the old version" in html
+    assert "tess-login" not in html  # a login name never goes out on a public page
     assert "too little data" not in html
 
 
