@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from overview.evidence import partitions
 from overview.evidence.counters import hour_of, judging_counts_recount
-from overview.evidence.ingest_sql import ingest_batch_sql
+from overview.evidence.ingest_sql import REPORT_COLUMNS, ingest_batch_sql
 from overview.evidence.retention import too_old
 from overview.evidence.sources.base import CrashReportRecord, bucket_type, install_failure_buckets
 from overview.models import (
@@ -193,23 +193,6 @@ def _ingest_batch(records: Sequence[CrashReportRecord], releases: dict[str, int]
     return len(fresh)
 
 
-_COLUMNS = (
-    "bucket_id",
-    "source_package_id",
-    "version",
-    "release_id",
-    "architecture",
-    "reported_at",
-    "system_id",
-    "stack_trace",
-    "environment",
-    "package_versions",
-    "from_proposed",
-    "automated_testing",
-    "external_id",
-)
-
-
 def _insert_reports(
     fresh: Sequence[CrashReportRecord],
     *,
@@ -243,10 +226,11 @@ def _insert_reports(
     insert = ops.insert_statement(on_conflict=OnConflict.IGNORE)
     conflict = ops.on_conflict_suffix_sql([], OnConflict.IGNORE, [], []) or ""
     table = ops.quote_name(CrashReport._meta.db_table)
-    placeholders = ", ".join(["%s"] * len(_COLUMNS))
+    placeholders = ", ".join(["%s"] * len(REPORT_COLUMNS))
     with connection.cursor() as cursor:
         cursor.executemany(
-            f"{insert} {table} ({', '.join(_COLUMNS)}) VALUES ({placeholders}) {conflict}", rows
+            f"{insert} {table} ({', '.join(REPORT_COLUMNS)}) VALUES ({placeholders}) {conflict}",
+            rows,
         )
 
 

@@ -79,9 +79,8 @@ def publication_outlook(
     percentage = publication.phased_update_percentage
     if publication.state not in ACTIVE_STATES:
         return Outlook(Action.COMPLETE, now, percentage)
-    blocking = halting_problems(
-        publication.state, [view.problem for view in problem_views(publication)]
-    )
+    views = problem_views(publication)
+    blocking = halting_problems(publication.state, [view.problem for view in views])
     titles = list(dict.fromkeys(str(problem) for problem in blocking))
     stored = publication.hold_reason
     decision = rule.decide(
@@ -90,7 +89,7 @@ def publication_outlook(
             unknown_version=publication.hold_detail if stored == HoldReason.UNKNOWN_VERSION else "",
             error="crash data unavailable" if publication.crash_data_unavailable_since else "",
             blocking=tuple(titles),
-            unresolved=sum(1 for view in problem_views(publication) if not view.overridden),
+            unresolved=sum(1 for view in views if not view.overridden),
             held=stored if stored in _TICK_ONLY_HOLDS else "",
             held_detail=publication.hold_detail,
         ),
