@@ -53,6 +53,21 @@ def service_status(*, now: datetime) -> ServiceStatus:
         if row.kind == "service" and row.failing_since is not None:
             what = SERVICE_NAMES.get(row.name, row.name)
             faults.append(Fault(what, row.failing_since, row.last_error))
+    # Every tick beat schedules marks its beat's row as it starts in a worker: none for
+    # three intervals means no worker takes them (all killed, the broker lost them) or no
+    # beat sends them, and the controller has stopped without a word.
+    last_tick = max(
+        (row.last_attempt_at for row in rows if row.kind == "beat" and row.last_attempt_at),
+        default=None,
+    )
+    if last_tick is not None and now - last_tick > 3 * settings.PHASING_TICK_INTERVAL:
+        faults.append(
+            Fault(
+                "the controller's tick",
+                last_tick,
+                "no tick has run since: is a worker running, and beat?",
+            )
+        )
     recent = now - 2 * settings.PHASING_TICK_INTERVAL
     beats = [
         row
