@@ -114,6 +114,19 @@ def write_in_flight(application_name: str) -> bool:
         return cursor.fetchone() is not None
 
 
+def tick_in_flight(application_name: str) -> bool:
+    """That process is inside a tick's transaction: it holds the rows of the updates it
+    decides (SELECT ... FOR UPDATE) and has written or locked them."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT 1 FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
+            "WHERE a.application_name = %s AND a.backend_xid IS NOT NULL "
+            "AND l.relation = 'packages_publication'::regclass AND l.mode = 'RowShareLock'",
+            [application_name],
+        )
+        return cursor.fetchone() is not None
+
+
 def overview_faults(client) -> str:
     """The overview's fault banner, empty when nothing is failing."""
     html = client.get("/").content.decode()
