@@ -74,9 +74,25 @@ def service_status(*, now: datetime) -> ServiceStatus:
         for row in rows
         if row.kind == "beat" and row.last_attempt_at and row.last_attempt_at >= recent
     ]
-    if len(beats) > 1:
+    if _overlapping(beats):
         # Two schedulers: every tick and sync runs twice (harmless, but one should go).
         names = ", ".join(row.name.removeprefix("beat:") for row in beats)
-        since = max((row.last_success_at for row in beats if row.last_success_at), default=None)
+        since = max(row.last_success_at for row in beats if row.last_success_at)
         faults.append(Fault(f"{len(beats)} beats are running", since, names))
     return ServiceStatus(sources, faults)
+
+
+def _overlapping(beats: list[SourceSync]) -> bool:
+    """Two beats scheduled ticks over the same stretch of time: each was seen again after
+    the other was first seen (`last_success_at`). One beat taking over from another that
+    stopped (a failover, a database blip) is not two running."""
+    spans = [
+        (row.last_success_at, row.last_attempt_at)
+        for row in beats
+        if row.last_success_at and row.last_attempt_at
+    ]
+    return any(
+        a_last >= b_first and b_last >= a_first
+        for i, (a_first, a_last) in enumerate(spans)
+        for b_first, b_last in spans[i + 1 :]
+    )

@@ -25,6 +25,7 @@ def test_the_overview_and_the_footer_name_each_failing_service_and_since_when(
     service_failed("write-back", now=NOW - timedelta(hours=1), error="noble tool 1.0: 503")
     beat_seen("host-a:1", now=NOW - timedelta(minutes=3))
     beat_seen("host-b:2", now=NOW - timedelta(minutes=1))
+    beat_seen("host-a:1", now=NOW)
 
     html = anonymous.get("/").content.decode()
 
