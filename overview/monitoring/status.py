@@ -30,6 +30,7 @@ SERVICE_NAMES = {
     "email": "sending email",
     "write-back": "writing percentages back to the archive",
     "sync": "the periodic sync",
+    "broker": "queueing work for the workers (the broker)",
 }
 _SOURCE_KINDS = ("publications", "crashes")
 
@@ -65,7 +66,7 @@ def service_status(*, now: datetime) -> ServiceStatus:
             Fault(
                 "the controller's tick",
                 last_tick,
-                "no tick has run since: is a worker running, and beat?",
+                "no tick has run since: are the broker, a worker and beat running?",
             )
         )
     recent = now - 2 * settings.PHASING_TICK_INTERVAL

@@ -19,6 +19,8 @@ from packages.models import SourceSync
 
 SERVICE = "service"
 BEAT = "beat"
+# The broker not taking a task (packages.services.queueing); a tick that runs clears it.
+BROKER_SERVICE = "broker"
 # Retries after a failure (an email, a write-back): PHASING_RETRY_BACKOFF (30 s), then
 # twice as long each time (1 min, 2 min, ...) and at most 15 min apart, counted from the
 # failure rather than waiting for a fixed reconcile.

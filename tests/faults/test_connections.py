@@ -4,12 +4,17 @@ committed admin change answers as committed even when its write-back cannot be q
 from __future__ import annotations
 
 import time
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 from django.db import OperationalError, close_old_connections, connection
 
+from overview.tasks import tick
 from packages.models import PhasingEvent, WriteBack
+from packages.services.writeback import percentages_reconcile
 from tests.faults.tcp_proxy import FORWARD, HANG, REFUSE
+from tests.faults.worker import overview_faults
 from tests.packages.admin.admin_actions import apply_action
 
 
@@ -59,7 +64,7 @@ def test_pages_answer_503_within_seconds_while_the_database_hangs(database_proxy
 
 @pytest.mark.django_db(transaction=True)
 def test_a_committed_change_answers_as_committed_while_the_broker_hangs(
-    broker_proxy, archive_admin, publication
+    broker_proxy, archive_admin, publication, anonymous
 ):
     broker_proxy.mode = HANG
 
@@ -76,6 +81,22 @@ def test_a_committed_change_answers_as_committed_while_the_broker_hangs(
     # One event, its write-back left pending for the reconcile: nothing lost or doubled.
     [event] = PhasingEvent.objects.filter(publication=publication)
     assert event.write_back == WriteBack.PENDING
+    # The overview says work is not reaching the workers, while it lasts.
+    assert "queueing work for the workers (the broker)" in overview_faults(anonymous)
+
+    # The broker is back: beat's reconcile writes it back, once; its next tick clears it.
+    broker_proxy.mode = FORWARD
+    later = timezone.now() + timedelta(minutes=3)
+    assert percentages_reconcile(now=later) == {
+        "applied": 1,
+        "dry_run": 0,
+        "failed": 0,
+        "denied": 0,
+    }
+    tick.apply()
+    assert "the broker" not in overview_faults(anonymous)
+    [event] = PhasingEvent.objects.filter(publication=publication)
+    assert event.write_back == WriteBack.APPLIED
 
 
 @pytest.mark.django_db(transaction=True)
