@@ -18,7 +18,7 @@ from overview.demo_seeding import replay_running
 from overview.evidence.retention import crash_partitions_maintain
 from overview.monitoring.runs import periodic_run_recorded
 from packages.log_context import log_context
-from packages.services.faults import beat_seen
+from packages.services.faults import BROKER_SERVICE, beat_seen, service_recovered
 from packages.services.queueing import SEND_NOTIFICATION
 from packages.services.writeback import percentages_reconcile
 from phasing_site.celery import BEAT_HEADER
@@ -59,6 +59,8 @@ def tick(self: Task) -> int:
     beat = getattr(self.request, BEAT_HEADER, None) or (self.request.headers or {}).get(BEAT_HEADER)
     if beat:
         beat_seen(str(beat), now=timezone.now())
+    # This tick came through the broker: it takes tasks again.
+    service_recovered(BROKER_SERVICE, now=timezone.now())
     if _demo_replaying():
         return 0
     with log_context(tick=self.request.id or "eager"), periodic_run_recorded("tick"):

@@ -15,13 +15,15 @@ app.autodiscover_tasks()
 # Every task a beat sends names that beat (host and process), so the tick can tell when two
 # beats run at once: each would schedule every task twice.
 BEAT_HEADER = "phasing_beat"
+# phasing_beat names the beat it runs after itself, so a beat it restarts keeps its name.
+BEAT_NAME_VARIABLE = "PHASING_BEAT_NAME"
 _beat: str | None = None
 
 
 @beat_init.connect
 def _remember_this_beat(sender: object = None, **kwargs: object) -> None:
     global _beat
-    _beat = f"{socket.gethostname()}:{os.getpid()}"
+    _beat = os.environ.get(BEAT_NAME_VARIABLE) or f"{socket.gethostname()}:{os.getpid()}"
 
 
 @before_task_publish.connect

@@ -73,6 +73,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # First to touch the database: each of its answers is awaited a few seconds at most.
+    "phasing_site.deadline.RequestDatabaseDeadlineMiddleware",
     # A Content-Security-Policy on every answer: no script but the site's own files.
     "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -153,17 +155,27 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
             "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
         }
     )
+_STATEMENT_TIMEOUT = env_int("DATABASE_STATEMENT_TIMEOUT", 120, minimum=0)
+# What the client waits for each answer of the database (0: no limit), past which it
+# closes the connection itself: the server's statement_timeout is never enforced by a
+# server that stopped answering. Tasks and commands get the statement timeout and a
+# margin; a web request gets DATABASE_REQUEST_TIMEOUT, inside gunicorn's timeout.
+DATABASE_CLIENT_TIMEOUT = env_int(
+    "DATABASE_CLIENT_TIMEOUT", _STATEMENT_TIMEOUT + 10 if _STATEMENT_TIMEOUT else 0, minimum=0
+)
+DATABASE_REQUEST_TIMEOUT = env_int("DATABASE_REQUEST_TIMEOUT", 10, minimum=1)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # A database that accepts connections and never answers must give a 503 within
     # seconds, not hang a request until gunicorn kills it (a bare 500): libpq gives up
     # connecting after DATABASE_CONNECT_TIMEOUT; the server ends a statement that runs
-    # longer than DATABASE_STATEMENT_TIMEOUT (0: no limit); keepalives notice a peer gone.
+    # longer than DATABASE_STATEMENT_TIMEOUT (0: no limit); keepalives notice a peer gone;
+    # and the client keeps its own deadline (phasing_site.postgresql) for a server that
+    # stops answering after the connection was made.
+    DATABASES["default"]["ENGINE"] = "phasing_site.postgresql"
     DATABASES["default"].setdefault("OPTIONS", {}).update(
         {
             "connect_timeout": env_int("DATABASE_CONNECT_TIMEOUT", 5, minimum=1),
-            "options": (
-                f"-c statement_timeout={env_int('DATABASE_STATEMENT_TIMEOUT', 120, minimum=0) * 1000}"
-            ),
+            "options": f"-c statement_timeout={_STATEMENT_TIMEOUT * 1000}",
             "keepalives": 1,
             "keepalives_idle": 30,
             "keepalives_interval": 10,

@@ -158,6 +158,8 @@ PHASING_SYNC_INTERVAL = env_seconds("PHASING_SYNC_INTERVAL", timedelta(minutes=5
 # The sync's lock is held this long past its last sign of work: a worker killed mid-sync
 # delays the next sync by at most this much.
 PHASING_SYNC_LEASE = env_seconds("PHASING_SYNC_LEASE", timedelta(minutes=5))
+# The first retry of an email or a write-back that failed; each next one waits twice as long.
+PHASING_RETRY_BACKOFF = env_seconds("PHASING_RETRY_BACKOFF", timedelta(seconds=30))
 # Each scheduled change asks a worker to run it at its time; this periodic look runs what
 # no worker took (the broker was down): a change runs at most this late.
 PHASING_SCHEDULED_CHANGES_INTERVAL = env_seconds(

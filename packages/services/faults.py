@@ -11,6 +11,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from celery.utils.time import get_exponential_backoff_interval
+from django.conf import settings
 from django.db.models import F, Value
 from django.db.models.functions import Coalesce
 
@@ -18,17 +19,20 @@ from packages.models import SourceSync
 
 SERVICE = "service"
 BEAT = "beat"
-# Retries after a failure (an email, a write-back): 30 s, 1 min, 2 min, ... at most
-# 15 min apart, counted from the failure rather than waiting for a fixed reconcile.
-BACKOFF_FACTOR_SECONDS = 30
+# The broker not taking a task (packages.services.queueing); a tick that runs clears it.
+BROKER_SERVICE = "broker"
+# Retries after a failure (an email, a write-back): PHASING_RETRY_BACKOFF (30 s), then
+# twice as long each time (1 min, 2 min, ...) and at most 15 min apart, counted from the
+# failure rather than waiting for a fixed reconcile.
 BACKOFF_MAX_SECONDS = 900
 
 
 def retry_delay(failures: int) -> timedelta:
     """How long after the `failures`-th failure in a row the next try comes."""
+    first = max(int(settings.PHASING_RETRY_BACKOFF.total_seconds()), 1)
     return timedelta(
         seconds=get_exponential_backoff_interval(
-            BACKOFF_FACTOR_SECONDS, max(failures - 1, 0), BACKOFF_MAX_SECONDS, full_jitter=False
+            first, max(failures - 1, 0), BACKOFF_MAX_SECONDS, full_jitter=False
         )
     )
 

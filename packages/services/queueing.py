@@ -7,10 +7,16 @@ itself, so `delay` keeps its meaning (eager in the embedded default, patched in 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from datetime import datetime
 from typing import Any
 
 from celery import current_app
+from django.db import DatabaseError
+from django.utils import timezone
+
+from packages.services.faults import BROKER_SERVICE, service_failed
 
 WRITE_BACK_PERCENTAGES = "overview.tasks.write_back_percentages"
 SEND_NOTIFICATION = "overview.tasks.send_notification"
@@ -18,12 +24,32 @@ RUN_SCHEDULED_CHANGES = "packages.tasks.run_scheduled_changes"
 
 
 def task_enqueue(name: str, *args: Any) -> None:
-    current_app.tasks[name].delay(*args)
+    with _broker_watched(name):
+        current_app.tasks[name].delay(*args)
 
 
 def task_enqueue_at(name: str, eta: datetime, *args: Any) -> None:
     task = current_app.tasks[name]
-    if args:
-        task.apply_async(args=args, eta=eta)
-    else:
-        task.apply_async(eta=eta)
+    with _broker_watched(name):
+        if args:
+            task.apply_async(args=args, eta=eta)
+        else:
+            task.apply_async(eta=eta)
+
+
+@contextmanager
+def _broker_watched(name: str) -> Iterator[None]:
+    """A broker that does not take a task is a fault the overview shows (the work waits
+    for a periodic sweep meanwhile) until a tick runs again; the caller still decides
+    what a failure means for it."""
+    try:
+        yield
+    except Exception as exc:
+        if not current_app.conf.task_always_eager:
+            with suppress(DatabaseError):  # the database may be what is down
+                service_failed(
+                    BROKER_SERVICE,
+                    now=timezone.now(),
+                    error=f"could not queue {name.rsplit('.', 1)[-1]} ({type(exc).__name__})",
+                )
+        raise

@@ -7,6 +7,7 @@ from urllib.parse import urlsplit
 
 import pytest
 from django.conf import settings
+from django.db import connection
 from kombu import pools as kombu_pools
 
 from tests.faults.tcp_proxy import tcp_proxy
@@ -15,7 +16,7 @@ from tests.faults.tcp_proxy import tcp_proxy
 @pytest.fixture
 def database_proxy():
     db = settings.DATABASES["default"]
-    if db["ENGINE"] != "django.db.backends.postgresql":
+    if connection.vendor != "postgresql":
         pytest.skip("the database faults are PostgreSQL's")
     with tcp_proxy(db.get("HOST") or "127.0.0.1", int(db.get("PORT") or 5432)) as proxy:
         yield proxy

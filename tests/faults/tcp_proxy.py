@@ -78,6 +78,17 @@ class TcpProxy:
                 with contextlib.suppress(OSError):
                     sock.close()
 
+    def cut(self) -> None:
+        """Drop every connection made so far, as a server restarting or a network blip
+        does; what happens to new ones is the mode's."""
+        with self._lock:
+            sockets, self._sockets = self._sockets, []
+        for sock in sockets:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+            with contextlib.suppress(OSError):
+                sock.close()
+
     def close(self) -> None:
         self._stop.set()
         with contextlib.suppress(OSError):

@@ -18,6 +18,7 @@ from overview.models import Notification
 from packages.models import EventKind, PhasingState, SourceSync
 from tests.factories import NOW, PersonFactory, PhasingEventFactory, PublicationFactory
 from tests.faults.smtp_sink import DOWN, DROP_AFTER_DATA, smtp_sink
+from tests.faults.worker import overview_faults
 
 pytestmark = pytest.mark.django_db
 
@@ -51,12 +52,15 @@ def _message_ids(sink) -> list[str]:
     return [re.search(rb"Message-ID: (\S+)", m, re.I)[1].decode() for m in sink.received]
 
 
-def test_with_smtp_down_nothing_is_sent_or_lost_and_all_go_out_once_it_is_back(sink, notifications):
+def test_with_smtp_down_nothing_is_sent_or_lost_and_all_go_out_once_it_is_back(
+    sink, notifications, anonymous
+):
     sink.mode = DOWN
     for n in notifications:
         assert notification_send(notification_id=n.pk, now=NOW).status == "failed"
     assert sink.received == []
-    assert SourceSync.objects.get(name="email").failing_since == NOW  # shown while it lasts
+    assert SourceSync.objects.get(name="email").failing_since == NOW
+    assert "sending email" in overview_faults(anonymous)  # shown while it lasts
 
     sink.mode = "accept"
     assert notifications_send_pending(now=NOW + timedelta(minutes=5)) == 3
@@ -65,6 +69,7 @@ def test_with_smtp_down_nothing_is_sent_or_lost_and_all_go_out_once_it_is_back(s
     assert len(sink.received) == 3
     assert not Notification.objects.filter(sent_at__isnull=True).exists()
     assert SourceSync.objects.get(name="email").failing_since is None  # back without a person
+    assert "sending email" not in overview_faults(anonymous)
 
 
 def test_a_relay_that_drops_after_data_gets_a_copy_with_the_same_message_id(sink, notifications):

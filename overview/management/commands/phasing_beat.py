@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -23,6 +24,7 @@ from django.core.management.base import BaseCommand
 from django.db import connections
 
 from overview.beat_lock import BEAT_LOCK, BeatSupervisor
+from phasing_site.celery import BEAT_NAME_VARIABLE
 
 __all__ = ["BEAT_LOCK", "Command"]
 
@@ -67,7 +69,10 @@ class Command(BaseCommand):
                     loglevel,
                     "--schedule",
                     schedule,
-                ]
+                ],
+                # Beat restarted after a blip is the same beat on the overview, not a
+                # second one: it is named after this process, which lives on.
+                env={**os.environ, BEAT_NAME_VARIABLE: f"{socket.gethostname()}:{os.getpid()}"},
             )
 
         def stop(signum, frame):

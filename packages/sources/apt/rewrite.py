@@ -49,6 +49,16 @@ from packages.sources.base import DENIED, NO_PERMISSION, SourceError, WriteResul
 log = logging.getLogger(__name__)
 
 
+def _on_read_only_file_system(path: Path) -> bool:
+    """A file system mounted read-only (a disk remounted after an error, a mount made
+    read-only by mistake) is a fault that ends, retried like any failure; a directory this
+    user may not write is a refusal that lasts until someone changes it (DENIED)."""
+    try:
+        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
+
+
 class AptArchiveRewriter(AptArchiveReader):
     """set_percentage and check_write of a local archive; read-only over HTTP."""
 
@@ -74,6 +84,8 @@ class AptArchiveRewriter(AptArchiveReader):
             return WriteResult("dry_run", f"the archive at {self.location} is read-only over HTTP")
         assert self._root is not None
         dists = self._root / "dists"
+        if _on_read_only_file_system(dists):
+            return WriteResult("failed", f"{dists} is on a read-only file system")
         if not os.access(dists, os.W_OK | os.X_OK):
             return WriteResult(DENIED, f"{NO_PERMISSION}: {dists} is not writable by this user")
         if self.gpg_key and shutil.which("gpg") is None:
@@ -104,6 +116,8 @@ class AptArchiveRewriter(AptArchiveReader):
             return WriteResult("failed", str(exc))
         if not (suite_dir / "Release").is_file():
             return WriteResult("failed", f"{suite_dir}/Release does not exist")
+        if _on_read_only_file_system(suite_dir):
+            return WriteResult("failed", f"{suite_dir} is on a read-only file system")
         if not os.access(suite_dir, os.W_OK | os.X_OK):
             return WriteResult(DENIED, f"{NO_PERMISSION}: {suite_dir} is not writable by this user")
         signed = (suite_dir / "InRelease").exists() or (suite_dir / "Release.gpg").exists()

@@ -25,6 +25,7 @@ def test_the_overview_and_the_footer_name_each_failing_service_and_since_when(
     service_failed("write-back", now=NOW - timedelta(hours=1), error="noble tool 1.0: 503")
     beat_seen("host-a:1", now=NOW - timedelta(minutes=3))
     beat_seen("host-b:2", now=NOW - timedelta(minutes=1))
+    beat_seen("host-a:1", now=NOW)
 
     html = anonymous.get("/").content.decode()
 
@@ -34,6 +35,25 @@ def test_the_overview_and_the_footer_name_each_failing_service_and_since_when(
     assert "2 beats are running</strong> since 2026-12-03 11:59 UTC: host-a:1, host-b:2" in banner
     footer = html[html.index("<footer") :]
     assert "Failing: " in footer and "sending email since 2026-12-03 10:00 UTC" in footer
+
+
+def test_the_overview_says_when_the_controller_s_ticks_stopped_and_not_before(
+    anonymous, frozen_now, settings
+):
+    # All workers killed, or beat gone: the ticks beat schedules stop without an error.
+    settings.PHASING_TICK_INTERVAL = timedelta(minutes=5)
+    SourceSyncFactory(name="simulator:crashes", kind="crashes", last_success_at=NOW)
+    beat_seen("host-a:1", now=NOW - timedelta(minutes=15))
+    assert "the controller" not in anonymous.get("/").content.decode()  # 3 intervals: due
+
+    beat_seen("host-a:1", now=NOW - timedelta(minutes=16))
+    html = anonymous.get("/").content.decode()
+
+    banner = html[html.index('class="faults"') : html.index("</section>")]
+    assert (
+        "the controller&#x27;s tick</strong> since 2026-12-03 11:44 UTC: no tick has run since"
+        in banner
+    )
 
 
 def test_the_page_has_no_fault_banner_when_all_is_well(anonymous, frozen_now):

@@ -1,0 +1,1 @@
+"""PostgreSQL with a deadline the client keeps (`base.DatabaseWrapper`)."""
