@@ -86,6 +86,9 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # After authentication (a superuser still sees Django's technical pages in DEBUG), and
+    # inside CommonMiddleware, whose APPEND_SLASH redirect turns a 404 into a redirect.
+    "overview.pages.middleware.StyledErrorsInDevelopmentMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Last, so a locked-out login is answered before the view runs.

@@ -1,13 +1,25 @@
 """Refuse requests no page can answer, before they reach a view or the database; answer a
-database that is down with a 503."""
+database that is down with a 503; the site's own error pages in development too."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 
-from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.conf import settings
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.urls import Resolver404, resolve
 
-from overview.pages.errors import DATABASE_DOWN, api_error, database_unavailable, is_api
+from overview.pages.errors import (
+    DATABASE_DOWN,
+    api_error,
+    database_unavailable,
+    is_api,
+    not_found,
+    server_error,
+)
+
+log = logging.getLogger("django.request")
 
 
 class RejectNulBytesMiddleware:
@@ -66,3 +78,33 @@ class DatabaseUnavailableMiddleware:
         if isinstance(exception, DATABASE_DOWN):
             return database_unavailable(request, exception)
         return None
+
+
+class StyledErrorsInDevelopmentMiddleware:
+    """With DEBUG on (the demo), Django answers a 404 and a 500 with its technical pages,
+    which skip handler404 and handler500: a newcomer trying the demo would meet a URLconf
+    dump. Everyone but a superuser (a developer) gets the site's own pages instead, as in
+    production; the 500's traceback still goes to the log."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def _styled(self, request: HttpRequest) -> bool:
+        return settings.DEBUG and not is_api(request) and not request.user.is_superuser
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if self._styled(request):
+            # An address no route takes never reaches a view (nor process_exception).
+            try:
+                resolve(request.path_info, getattr(request, "urlconf", None))
+            except Resolver404 as error:
+                return not_found(request, error)
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if not self._styled(request) or isinstance(exception, DATABASE_DOWN):
+            return None  # DatabaseUnavailableMiddleware answers a database that is down
+        if isinstance(exception, Http404):
+            return not_found(request, exception)
+        log.error("Internal Server Error: %s", request.path, exc_info=exception)
+        return server_error(request)
