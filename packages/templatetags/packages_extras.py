@@ -99,7 +99,7 @@ def _write_back_cell(event: PhasingEvent) -> SafeString:
     else:
         words = event.get_write_back_display()
     return format_html(
-        '<td class="write-back write-back-{}"{}>{}</td>',
+        '<td class="write-back write-back-{}" data-label="At the source"{}>{}</td>',
         event.write_back or "none",
         title,
         words,
@@ -112,8 +112,12 @@ def event_rows(events: Iterable[PhasingEvent]) -> SafeString:
     nine cells each cost more in template lookups than all its queries."""
     return format_html_join(
         "\n",
-        '<tr id="event-{}" class="event-{}"><td>{}</td><td>{}</td><td class="version">{}</td>'
-        "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>{}</tr>",
+        # data-label: a phone shows each row as a card, each cell with its column's name.
+        '<tr id="event-{}" class="event-{}"><td class="time" data-label="Time">{}</td>'
+        '<td data-label="Release">{}</td><td class="version" data-label="Version">{}</td>'
+        '<td data-label="Change">{}</td><td data-label="From → to">{}</td>'
+        '<td data-label="State">{}</td><td class="actor" data-label="Actor">{}</td>'
+        '<td class="reason" data-label="Reason">{}</td>{}</tr>',
         (
             (
                 event.pk,
