@@ -294,10 +294,44 @@ def test_the_header_estimates_the_crashes_halts_spared(anonymous):
     assert "Halts in the last 30 days spared about 1,500 crashes (2 updates" in html
 
 
-def test_without_a_recent_halt_the_header_says_there_is_nothing_to_estimate(anonymous):
+def test_without_a_recent_halt_the_header_says_no_update_was_halted(anonymous):
     html = anonymous.get("/").content.decode()
 
-    assert "No halt in the last 30 days has a crash rate to estimate from." in html
+    assert "No update was halted in the last 30 days." in html
+
+
+def test_recent_halts_without_an_estimate_are_not_read_as_no_halt(anonymous):
+    for n in range(2):
+        publication = PublicationFactory(
+            source_package=SourcePackageFactory(name=f"halted-{n}"),
+            state=PhasingState.HALTED,
+            phased_update_percentage=0,
+        )
+        PhasingEventFactory(publication=publication, kind=EventKind.HALTED, new_percentage=0)
+
+    html = anonymous.get("/").content.decode()
+
+    assert "No update was halted" not in html and "No halt" not in html
+    assert (
+        "2 updates were halted in the last 30 days; "
+        "none yet has the crash rates to estimate what its halt spared."
+    ) in html
+
+
+def test_halts_with_and_without_an_estimate_are_both_counted(anonymous):
+    for n, averted in enumerate((1000.0, None)):
+        publication = PublicationFactory(
+            source_package=SourcePackageFactory(name=f"halted-{n}"),
+            state=PhasingState.HALTED,
+            phased_update_percentage=0,
+        )
+        PhasingEventFactory(publication=publication, kind=EventKind.HALTED, new_percentage=0)
+        AssessmentFactory(publication=publication, verdict=Verdict.REGRESSED, averted=averted)
+
+    html = anonymous.get("/").content.decode()
+
+    assert "spared about 1,000 crashes (1 update, had each gone on to 100% for" in html
+    assert "; 1 other halt without an estimate yet)." in html
 
 
 def test_filters_by_release_state_percentage_and_name_live_in_the_url(anonymous):
