@@ -138,6 +138,19 @@ def crashes_per_day(assessment: Assessment, published: datetime, now: datetime) 
     return (assessment.crashes_new + assessment.crashes_old) / days
 
 
+def halt_words(record: PublicationInPhasing) -> str | None:
+    """Who halted a halted update and why ('by ada: a bad postinst', 'by the controller:
+    ...'), '' when no event says; None when the update is not halted."""
+    if record.state != PhasingState.HALTED:
+        return None
+    last = next((e for e in getattr(record, "hold_events", []) if e.kind == EventKind.HALTED), None)
+    if last is None:
+        return ""
+    who = "the controller" if last.actor_name == "controller" else last.actor_name
+    reason = " ".join((last.reason or "").split())
+    return f"by {who}" + (f": {reason}" if reason else "")
+
+
 def verdict_of(
     record: PublicationInPhasing, rules: policy_rules.Rules, now: datetime
 ) -> words.VerdictWords:
@@ -169,6 +182,7 @@ def verdict_of(
         needed=assessment.crashes_needed,
         crashes_per_day=crashes_per_day(assessment, record.date_published, now),
         comparable=bool(record.previous_version),
+        halted=halt_words(record),
     )
 
 

@@ -261,6 +261,28 @@ def test_a_healthy_update_reads_no_rise_seen(anonymous):
     assert ">no rise seen</span>" in anonymous.get("/").content.decode()
 
 
+def test_a_halted_update_without_a_rise_says_who_halted_it_and_why(anonymous):
+    publication = PublicationFactory(
+        source_package=SourcePackageFactory(name="mutter"),
+        state=PhasingState.HALTED,
+        phased_update_percentage=0,
+    )
+    PhasingEventFactory(
+        publication=publication,
+        kind=EventKind.HALTED,
+        new_percentage=0,
+        actor_name="ada",
+        reason="a bad postinst",
+    )
+    AssessmentFactory(publication=publication, verdict=Verdict.HEALTHY, crashes_new=30)
+
+    line = anonymous.get("/").content.decode().split('data-label="Verdict"')[1]
+
+    assert ">no rise seen</span>" not in line
+    assert ">halted, though no rise seen</span>" in line
+    assert "halted by ada: a bad postinst; no rise in the crash rate over" in line
+
+
 def test_the_verdict_filter_lives_in_the_url_and_in_the_export(anonymous):
     for name, verdict in (("bash", Verdict.HEALTHY), ("zsh", Verdict.INSUFFICIENT)):
         AssessmentFactory(
