@@ -7,7 +7,7 @@ Evidence sentences are not here: they belong on the update's own page.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.utils import timezone
@@ -64,6 +64,9 @@ class UpdateLine:
     exposure: str
     needs: str  # 'needs openssl 3.0.13 (at 10%)' for an update in a dependent group
     notes: tuple[str, ...]  # what the archive holds that contradicts us or hurts machines
+    # The line's row as HTML, with and without its release cell, written once
+    # (overview.pages.line_rows) and kept with the line.
+    rows: dict[bool, str] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def scheduled_more(self) -> int:

@@ -20,10 +20,11 @@ def test_a_second_view_at_the_same_data_version_reads_only_what_is_its_own(membe
     with CaptureQueriesContext(connection) as second:
         assert member.get("/").status_code == 200
 
-    # 1 the data version, 2 the session, 3 the user, 4 the page of rows, 5 their problems,
-    # 6 their events, 7 the filter's releases, 8 the footer's syncs: not the policies,
-    # groups, summaries, attention list, scheduled changes, completed or averted crashes.
-    assert len(second) == 8, [q["sql"][:70] for q in second.captured_queries]
+    # 1 the data version, 2 the page's ids, 3 the session, 4 the user, 5 the filter's
+    # releases, 6 the footer's syncs: not the rows with their problems and events (their
+    # lines are kept), the policies, groups, summaries, attention list, scheduled changes,
+    # completed or averted crashes.
+    assert len(second) == 6, [q["sql"][:70] for q in second.captured_queries]
 
 
 def test_a_committed_write_shows_on_the_next_view(member):
@@ -36,3 +37,5 @@ def test_a_committed_write_shows_on_the_next_view(member):
     html = member.get("/").content.decode()
     assert "2 updates in phasing: 1 halted" in html
     assert "Halted <span" in html
+    # The update's own line too, not the one kept at the version before.
+    assert html.count('class="line badge-row-halted"') == 1
