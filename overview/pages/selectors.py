@@ -7,6 +7,7 @@ below read and never query again.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -93,6 +94,14 @@ def _with_phasing_context(publications: QuerySet[Publication]) -> QuerySet[Publi
 
 def active_publications() -> QuerySet[PublicationInPhasing]:
     """Publications in phasing, paused or halted, with their sort keys annotated."""
+    return _active_publications().all()
+
+
+# Building the queryset (its subqueries resolved, its prefetches) cost more than running
+# it on every overview and API view: it is built once per process and cloned (`.all()`).
+# It holds no value of its own, no time, and is never evaluated itself.
+@functools.cache
+def _active_publications() -> QuerySet[PublicationInPhasing]:
     last_event = (
         PhasingEvent.objects.filter(publication=OuterRef("pk"))
         .exclude(kind__in=NOTE_KINDS)

@@ -109,8 +109,19 @@ def index(request: HttpRequest) -> HttpResponse:
     table.body_html = mark_safe(  # noqa: S308 (every value escaped by line_rows)
         rows_html(table.lines, grouped=table.grouped, colspan=len(table.columns))
     )
+    sort = request.GET.get("sort", "")
     context = {
         "filter": filterset,
+        # The form's widgets, rendered by Django's form renderer, are kept with the data
+        # version (the releases it offers) and the filters chosen; a form with errors is
+        # rendered each time (version None).
+        "filters_html": kept.kept(
+            ("filters", filters, sort),
+            lambda: mark_safe(  # noqa: S308 (our own template, autoescaped)
+                render_to_string("overview/_filters.html", {"filter": filterset, "sort": sort})
+            ),
+            version=version,
+        ),
         "table": table,
         # What needs a person, the summaries, the scheduled changes and the completed
         # updates, rendered once per data version and minute (their times say "ago").

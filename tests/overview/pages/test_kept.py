@@ -20,11 +20,11 @@ def test_a_second_view_at_the_same_data_version_reads_only_what_is_its_own(membe
     with CaptureQueriesContext(connection) as second:
         assert member.get("/").status_code == 200
 
-    # 1 the data version, 2 the page's ids, 3 the session, 4 the user, 5 the filter's
-    # releases, 6 the footer's syncs: not the rows with their problems and events (their
-    # lines are kept), the policies, groups, summaries, attention list, scheduled changes,
-    # completed or averted crashes.
-    assert len(second) == 6, [q["sql"][:70] for q in second.captured_queries]
+    # 1 the data version, 2 the page's ids, 3 the session, 4 the user, 5 the footer's
+    # syncs: not the rows with their problems and events (their lines are kept), the
+    # filter's releases (the form is kept), the policies, groups, summaries, attention
+    # list, scheduled changes, completed or averted crashes.
+    assert len(second) == 5, [q["sql"][:70] for q in second.captured_queries]
 
 
 def test_a_committed_write_shows_on_the_next_view(member):
@@ -39,3 +39,15 @@ def test_a_committed_write_shows_on_the_next_view(member):
     assert "Halted <span" in html
     # The update's own line too, not the one kept at the version before.
     assert html.count('class="line badge-row-halted"') == 1
+
+
+def test_the_kept_filter_form_is_the_one_of_the_filters_asked_for(member):
+    PublicationFactory(source_package=SourcePackageFactory(name="hello"))
+    filtered = member.get("/?state=halted&sort=-percentage").content.decode()
+
+    plain = member.get("/").content.decode()
+
+    assert '<option value="halted" selected>' in filtered
+    assert '<input type="hidden" name="sort" value="-percentage">' in filtered
+    assert '<option value="halted" selected>' not in plain
+    assert 'name="sort"' not in plain
