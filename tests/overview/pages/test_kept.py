@@ -8,7 +8,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from packages.models import Publication
-from tests.factories import PublicationFactory, SourcePackageFactory
+from tests.factories import PhasingEventFactory, PublicationFactory, SourcePackageFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -51,3 +51,19 @@ def test_the_kept_filter_form_is_the_one_of_the_filters_asked_for(member):
     assert '<input type="hidden" name="sort" value="-percentage">' in filtered
     assert '<option value="halted" selected>' not in plain
     assert 'name="sort"' not in plain
+
+
+def test_a_history_page_reads_its_versions_and_events_once_per_data_version(member):
+    publication = PublicationFactory(source_package=SourcePackageFactory(name="hello"))
+    member.get("/source/hello/")
+
+    with CaptureQueriesContext(connection) as second:
+        assert member.get("/source/hello/").status_code == 200
+
+    # 1 the package, 2 its releases, 3 the data version, 4 the session, 5 the user, 6 the
+    # footer's syncs: not the versions, their verdicts, groups and measured uptake, the
+    # charts, the events or the scheduled changes.
+    assert len(second) == 6, [q["sql"][:70] for q in second.captured_queries]
+
+    PhasingEventFactory(publication=publication, reason="a write after the first view")
+    assert "a write after the first view" in member.get("/source/hello/").content.decode()
