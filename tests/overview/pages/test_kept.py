@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
 
 from packages.models import Publication
 from tests.factories import PhasingEventFactory, PublicationFactory, SourcePackageFactory
@@ -67,3 +68,30 @@ def test_a_history_page_reads_its_versions_and_events_once_per_data_version(memb
 
     PhasingEventFactory(publication=publication, reason="a write after the first view")
     assert "a write after the first view" in member.get("/source/hello/").content.decode()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_kept_update_page_shows_reports_only_to_those_who_may_read_them(
+    anonymous, triager, publication
+):
+    from tests.overview.pages.test_update import with_problem_and_reports
+
+    problem = with_problem_and_reports(publication)
+    reports = reverse("triage:reports", args=[problem.bucket_id])
+    page = f"/updates/{publication.pk}/"
+
+    first = anonymous.get(page).content.decode()
+    for_triager = triager.get(page).content.decode()
+    again = anonymous.get(page).content.decode()
+
+    assert reports not in first and reports not in again
+    assert reports in for_triager
+
+
+def test_a_write_shows_on_the_kept_update_page_at_once(anonymous, publication):
+    page = f"/updates/{publication.pk}/"
+    anonymous.get(page)
+
+    PhasingEventFactory(publication=publication, reason="a write after the first view")
+
+    assert "a write after the first view" in anonymous.get(page).content.decode()
