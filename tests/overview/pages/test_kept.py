@@ -95,3 +95,15 @@ def test_a_write_shows_on_the_kept_update_page_at_once(anonymous, publication):
     PhasingEventFactory(publication=publication, reason="a write after the first view")
 
     assert "a write after the first view" in anonymous.get(page).content.decode()
+
+
+def test_the_api_answers_a_second_time_from_its_kept_rows_and_sees_a_write(anonymous):
+    publication = PublicationFactory(source_package=SourcePackageFactory(name="hello"))
+    first = anonymous.get("/api/v1/publications/").json()
+
+    again = anonymous.get("/api/v1/publications/").json()
+    Publication.objects.filter(pk=publication.pk).update(state="halted")
+    after = anonymous.get("/api/v1/publications/").json()
+
+    assert again == first and first["results"][0]["state"] == "phasing"
+    assert after["results"][0]["state"] == "halted"
