@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, cast
 
+from django.db.models import QuerySet
 from django.http import HttpRequest, QueryDict
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
@@ -120,7 +121,8 @@ def publications(request: HttpRequest, filters: Query[PublicationFilters]):
         dict,
         version=version,
     )
-    ids = list(page.object_list.values_list("pk", flat=True))
+    # The page's slice of the filtered queryset (a QuerySet: Paginator slices its input).
+    ids = list(cast("QuerySet[Publication]", page.object_list).values_list("pk", flat=True))
     missing = [pk for pk in ids if pk not in known]
     if missing:
         records = selectors.active_publications().filter(pk__in=missing)
