@@ -74,7 +74,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     # A Content-Security-Policy on every answer: no script but the site's own files.
-    "csp.middleware.CSPMiddleware",
+    "overview.pages.middleware.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     # Before sessions and authentication: a cached anonymous page costs two lookups.
     "overview.pages.page_cache.AnonymousPageCacheMiddleware",
