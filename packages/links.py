@@ -20,6 +20,7 @@ Shapes (checked against the services' code):
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import string
 from collections.abc import Callable, Iterable
@@ -68,7 +69,14 @@ def build(setting: str, **values: str | int) -> str:
     template: str = getattr(settings, setting, "")
     if not template or any(value in ("", None) for value in values.values()):
         return ""
-    url = template.format(**{name: quote(str(value), safe="") for name, value in values.items()})
+    return _built(template, tuple(values.items()))
+
+
+# A page links the same versions, bugs and people on every view: each URL is built and
+# checked once per process. Keyed by the template itself, so a changed setting misses.
+@functools.lru_cache(maxsize=8192)
+def _built(template: str, values: tuple[tuple[str, str | int], ...]) -> str:
+    url = template.format(**{name: quote(str(value), safe="") for name, value in values})
     return url if inputs.is_safe_link(url) else ""
 
 

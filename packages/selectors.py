@@ -78,12 +78,21 @@ def close_package_names(name: str, *, limit: int = 5) -> list[str]:
     return (close + prefix)[:limit]
 
 
+# A publication's binaries and relations (for dependent groups, read by their own query):
+# long JSON lists no history row shows.
+UNSHOWN_LISTS = ("binaries", "relations")
+
+
 def history_publications(
     *, package: SourcePackage, release: Release | None
 ) -> QuerySet[Publication]:
     """Every version of the package in every release and pocket, newest first."""
-    publications = Publication.objects.filter(source_package=package).select_related(
-        "release", "source_package", "superseded_by", "signer", "uploader", "sponsor"
+    publications = (
+        Publication.objects.filter(source_package=package)
+        .select_related(
+            "release", "source_package", "superseded_by", "signer", "uploader", "sponsor"
+        )
+        .defer(*UNSHOWN_LISTS, *(f"superseded_by__{name}" for name in UNSHOWN_LISTS))
     )
     if release is not None:
         publications = publications.filter(release=release)
@@ -91,8 +100,11 @@ def history_publications(
 
 
 def history_events(*, package: SourcePackage, release: Release | None) -> QuerySet[PhasingEvent]:
-    events = PhasingEvent.objects.filter(publication__source_package=package).select_related(
-        "publication__release"
+    # The rows say each event's release and version: not its publication's lists.
+    events = (
+        PhasingEvent.objects.filter(publication__source_package=package)
+        .select_related("publication__release")
+        .defer(*(f"publication__{name}" for name in UNSHOWN_LISTS))
     )
     if release is not None:
         events = events.filter(publication__release=release)

@@ -76,7 +76,7 @@ MIDDLEWARE = [
     # First to touch the database: each of its answers is awaited a few seconds at most.
     "phasing_site.deadline.RequestDatabaseDeadlineMiddleware",
     # A Content-Security-Policy on every answer: no script but the site's own files.
-    "csp.middleware.CSPMiddleware",
+    "overview.pages.middleware.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     # Before sessions and authentication: a cached anonymous page costs two lookups.
     "overview.pages.page_cache.AnonymousPageCacheMiddleware",
@@ -88,6 +88,9 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # After authentication (a superuser still sees Django's technical pages in DEBUG), and
+    # inside CommonMiddleware, whose APPEND_SLASH redirect turns a 404 into a redirect.
+    "overview.pages.middleware.StyledErrorsInDevelopmentMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Last, so a locked-out login is answered before the view runs.

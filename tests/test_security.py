@@ -85,3 +85,16 @@ def test_who_may_view_a_model_in_the_admin_still_gets_its_view_on_site(admin_cli
     )
     assert response.status_code == 302
     assert response["Location"].endswith(f"/reports/{report.pk}/")
+
+
+@pytest.mark.django_db
+def test_the_policy_built_once_is_the_one_django_csp_builds_and_follows_its_setting(
+    client, settings
+):
+    from csp.utils import build_policy
+
+    assert client.get("/machine/")["Content-Security-Policy"] == build_policy()
+
+    settings.CONTENT_SECURITY_POLICY = {"DIRECTIVES": {"default-src": ["'none'"]}}
+
+    assert client.get("/machine/")["Content-Security-Policy"] == "default-src 'none'"

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, cast
 
+from django.db.models import QuerySet
 from django.http import HttpRequest, QueryDict
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
@@ -16,6 +17,7 @@ from overview.api.schemas import (
     ErrorOut,
     EventPage,
     MachinePage,
+    PublicationOut,
     PublicationPage,
     ScheduledChangePage,
 )
@@ -30,7 +32,7 @@ from overview.api.shapes import (
     scheduled_change_out,
     update_out,
 )
-from overview.pages import machine_selectors, selectors
+from overview.pages import kept, machine_selectors, selectors
 from overview.pages.filters import PublicationFilter
 from packages.domain import apt_phasing
 from packages.domain import policy as policy_rules
@@ -107,12 +109,37 @@ def publications(request: HttpRequest, filters: Query[PublicationFilters]):
         ]
         raise HttpError(400, "; ".join(problems))
     page = _page(request, filterset.qs, page=filters.page, per_page=filters.per_page)
-    policies, now = policies_by_scope(), timezone.now()
-    results = [
+    now = timezone.now()
+    version = kept.current_version()
+    if version is None:  # inside a transaction: nothing is kept
+        return {**_page_links(request, page), "results": _rows(request, list(page), now)}
+    # Each publication's answer is shaped and checked against its schema once per data
+    # version and minute (its next step says when), for this site's address (its links):
+    # a view reads its page's ids and answers with the kept rows, as ninja would write them.
+    known: dict[int, dict] = kept.kept(
+        ("api-publications", int(now.timestamp() // 60), request.build_absolute_uri("/")),
+        dict,
+        version=version,
+    )
+    # The page's slice of the filtered queryset (a QuerySet: Paginator slices its input).
+    ids = list(cast("QuerySet[Publication]", page.object_list).values_list("pk", flat=True))
+    missing = [pk for pk in ids if pk not in known]
+    if missing:
+        records = selectors.active_publications().filter(pk__in=missing)
+        for row in _rows(request, list(records), now):
+            known[row["id"]] = PublicationOut.model_validate(row).model_dump()
+    answer = {**_page_links(request, page), "results": [known[pk] for pk in ids if pk in known]}
+    from overview.api import api  # the API this router is part of (it imports the router)
+
+    return api.create_response(request, answer, status=200)
+
+
+def _rows(request: HttpRequest, records: list, now) -> list[dict]:
+    policies = policies_by_scope()
+    return [
         _publication_out(request, p, rules=policy_rules.resolve_for(policies, p), now=now)
-        for p in page
+        for p in records
     ]
-    return {**_page_links(request, page), "results": results}
 
 
 @router.get(

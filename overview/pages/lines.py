@@ -7,7 +7,7 @@ Evidence sentences are not here: they belong on the update's own page.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.utils import timezone
@@ -64,6 +64,9 @@ class UpdateLine:
     exposure: str
     needs: str  # 'needs openssl 3.0.13 (at 10%)' for an update in a dependent group
     notes: tuple[str, ...]  # what the archive holds that contradicts us or hurts machines
+    # The line's row as HTML, with and without its release cell, written once
+    # (overview.pages.line_rows) and kept with the line.
+    rows: dict[bool, str] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def scheduled_more(self) -> int:
@@ -138,6 +141,19 @@ def crashes_per_day(assessment: Assessment, published: datetime, now: datetime) 
     return (assessment.crashes_new + assessment.crashes_old) / days
 
 
+def halt_words(record: PublicationInPhasing) -> str | None:
+    """Who halted a halted update and why ('by ada: a bad postinst', 'by the controller:
+    ...'), '' when no event says; None when the update is not halted."""
+    if record.state != PhasingState.HALTED:
+        return None
+    last = next((e for e in getattr(record, "hold_events", []) if e.kind == EventKind.HALTED), None)
+    if last is None:
+        return ""
+    who = "the controller" if last.actor_name == "controller" else last.actor_name
+    reason = " ".join((last.reason or "").split())
+    return f"by {who}" + (f": {reason}" if reason else "")
+
+
 def verdict_of(
     record: PublicationInPhasing, rules: policy_rules.Rules, now: datetime
 ) -> words.VerdictWords:
@@ -169,6 +185,7 @@ def verdict_of(
         needed=assessment.crashes_needed,
         crashes_per_day=crashes_per_day(assessment, record.date_published, now),
         comparable=bool(record.previous_version),
+        halted=halt_words(record),
     )
 
 

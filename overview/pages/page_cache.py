@@ -16,6 +16,7 @@ reached, pages are rendered as if there were no cache, and a warning is logged.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import threading
@@ -27,7 +28,7 @@ from typing import Any
 from django.conf import settings
 from django.core.cache import caches
 from django.http import HttpRequest, HttpResponse
-from django.urls import Resolver404, resolve
+from django.urls import Resolver404, get_urlconf, resolve
 from django.utils import timezone
 
 from overview.pages.errors import DATABASE_DOWN
@@ -121,8 +122,15 @@ def _is_anonymous(request: HttpRequest) -> bool:
 
 
 def _opted_in(request: HttpRequest) -> bool:
+    return _opted_in_path(request.path_info, get_urlconf(), settings.ROOT_URLCONF)
+
+
+# Resolving the path was a tenth of a cached page's cost: each path's answer is kept (the
+# last 1,024), keyed by what resolving depends on.
+@functools.lru_cache(maxsize=1024)
+def _opted_in_path(path: str, urlconf: str | None, root_urlconf: str) -> bool:
     try:
-        match = resolve(request.path_info)
+        match = resolve(path, urlconf)
     except Resolver404:
         return False
     return getattr(match.func, _VIEW_FLAG, False)

@@ -3,6 +3,7 @@ updates that need a person. Each a fixed number of queries, whatever the number 
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from datetime import datetime
 from typing import cast
@@ -52,15 +53,21 @@ def overview_publications(base: QuerySet[Publication]) -> QuerySet[PublicationIn
     their problems' overrides and their pause and halt events: two prefetches."""
     return cast(
         "QuerySet[PublicationInPhasing]",
-        base.prefetch_related(None).prefetch_related(
-            Prefetch("problems", queryset=_problems_with_overrides(), to_attr="active_problems"),
-            Prefetch(
-                "events",
-                queryset=PhasingEvent.objects.filter(
-                    kind__in=(EventKind.PAUSED, EventKind.HALTED)
-                ).order_by("-created_at", "-id"),
-                to_attr="hold_events",
-            ),
+        base.prefetch_related(None).prefetch_related(*_overview_prefetches()),
+    )
+
+
+# Built once per process, as selectors.active_publications() is: they hold no value.
+@functools.cache
+def _overview_prefetches() -> tuple[Prefetch, Prefetch]:
+    return (
+        Prefetch("problems", queryset=_problems_with_overrides(), to_attr="active_problems"),
+        Prefetch(
+            "events",
+            queryset=PhasingEvent.objects.filter(
+                kind__in=(EventKind.PAUSED, EventKind.HALTED)
+            ).order_by("-created_at", "-id"),
+            to_attr="hold_events",
         ),
     )
 

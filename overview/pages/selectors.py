@@ -7,20 +7,31 @@ below read and never query again.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, TypedDict, cast
 
 from django.conf import settings
-from django.db.models import Count, Exists, Max, Min, OuterRef, Prefetch, QuerySet, Subquery, Sum
+from django.db.models import (
+    Count,
+    Exists,
+    Max,
+    Min,
+    OuterRef,
+    Prefetch,
+    Q,
+    QuerySet,
+    Subquery,
+    Sum,
+)
 from django.db.models.functions import Coalesce
 
 if TYPE_CHECKING:
     from django_stubs_ext import WithAnnotations
 
 from overview.models import (
-    Assessment,
     BucketSystem,
     BucketVersionStat,
     ErrorBucket,
@@ -83,6 +94,14 @@ def _with_phasing_context(publications: QuerySet[Publication]) -> QuerySet[Publi
 
 def active_publications() -> QuerySet[PublicationInPhasing]:
     """Publications in phasing, paused or halted, with their sort keys annotated."""
+    return _active_publications().all()
+
+
+# Building the queryset (its subqueries resolved, its prefetches) cost more than running
+# it on every overview and API view: it is built once per process and cloned (`.all()`).
+# It holds no value of its own, no time, and is never evaluated itself.
+@functools.cache
+def _active_publications() -> QuerySet[PublicationInPhasing]:
     last_event = (
         PhasingEvent.objects.filter(publication=OuterRef("pk"))
         .exclude(kind__in=NOTE_KINDS)
@@ -188,28 +207,31 @@ class Averted:
     """Crashes that halts spared the machines that never took the update."""
 
     crashes: float
-    halts: int
+    halts: int  # halted updates with an estimate
     days: int  # over how many days since each halt
     period: int  # at 100% for how many days
+    halted: int = 0  # every update halted in those days, estimated or not
 
 
 def averted(*, now: datetime, days: int = 30) -> Averted:
     """The estimate for the updates halted in the last `days` days: one query."""
     halted = PhasingEvent.objects.filter(
-        publication=OuterRef("publication"),
+        publication=OuterRef("pk"),
         kind=EventKind.HALTED,
         created_at__gte=now - timedelta(days=days),
     )
-    totals = (
-        Assessment.objects.filter(averted__isnull=False)
-        .filter(Exists(halted))
-        .aggregate(crashes=Sum("averted"), halts=Count("pk"))
+    estimated = Q(assessment__averted__isnull=False)
+    totals = Publication.objects.filter(Exists(halted)).aggregate(
+        crashes=Sum("assessment__averted", filter=estimated),
+        halts=Count("pk", filter=estimated),
+        halted=Count("pk"),
     )
     return Averted(
         crashes=totals["crashes"] or 0.0,
         halts=totals["halts"] or 0,
         days=days,
         period=settings.PHASING_AVERTED_DAYS,
+        halted=totals["halted"] or 0,
     )
 
 

@@ -347,11 +347,11 @@ class OverviewTable(tables.Table):
         )
 
 
-def group_note(group: Group | None) -> str:
+def group_note(group: Group | None) -> SafeString:
     """What an update in a dependent group needs, what needs it, and the share of machines
     that can take it with what it needs (the pages' footnote says why it is a product)."""
     if group is None:
-        return ""
+        return SafeString("")
     lines = [*group.need_lines(), *group.needed_by_lines()]
     if group.needs:
         lines.append(

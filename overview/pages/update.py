@@ -9,17 +9,21 @@ refuses, the same with a 409.
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
 from django.utils import timezone
 from django.utils.cache import patch_cache_control
+from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_GET, require_POST
 from django.views.defaults import permission_denied
 
 from overview.evidence.fleet_reads import fleet_counts
-from overview.pages import update_reads
+from overview.pages import kept, update_reads
 from overview.pages.update_forms import ACTION_SPECS, SignOffForm, action_form
 from packages.dependency_warnings import needs_behind, warning_lines
 from packages.models import Publication, ScheduledChange, ScheduledState
@@ -36,12 +40,17 @@ def _page(
     sign_off: tuple[int, SignOffForm] | None = None,
     status: int = 200,
 ) -> HttpResponse:
-    page = update_reads.update_page(
-        pk, now=timezone.now(), can_read_reports=can_read_crash_reports(request.user)
+    now = timezone.now()
+    can_read_reports = can_read_crash_reports(request.user)
+    # What the page shows of the update changes with its data (the data version) and, for
+    # what happens next and the measured uptake, with the minute: kept per version in this
+    # process (overview.pages.kept), apart for those who may read crash reports. The
+    # forms and messages below are each person's own.
+    page, facts_html = kept.kept(
+        ("update-page", pk, can_read_reports, int(now.timestamp() // 60)),
+        lambda: _read(pk, now=now, can_read_reports=can_read_reports),
+        version=kept.current_version(),
     )
-    # What the fleet agents measured, beside the estimate (one query).
-    measured = fleet_counts([page.publication.pk], now=timezone.now())
-    page.publication.fleet_counts = measured.get(page.publication.pk)  # type: ignore[attr-defined]
     can_act = can_change_phasing(request.user)
     forms = []
     if can_act:
@@ -59,9 +68,10 @@ def _page(
     context = {
         "page": page,
         "publication": page.publication,
-        "now": timezone.now(),
+        "now": now,
         "can_act": can_act,
-        "can_read_reports": can_read_crash_reports(request.user),
+        "can_read_reports": can_read_reports,
+        "facts_html": facts_html,
         "action_forms": forms,
         "awaiting": [(change, sign_off_forms[change.pk]) for change in page.awaiting_sign_off],
         "later": [(change, sign_off_forms[change.pk]) for change in page.scheduled_later],
@@ -71,6 +81,26 @@ def _page(
         # Reports and forms for one person: kept by no shared cache.
         patch_cache_control(response, private=True, no_store=True)
     return response
+
+
+def _read(
+    pk: int, *, now: datetime, can_read_reports: bool
+) -> tuple[update_reads.UpdatePage, SafeString]:
+    """The update's page and its facts (verdict, problems, group, chart, events) rendered."""
+    page = update_reads.update_page(pk, now=now, can_read_reports=can_read_reports)
+    # What the fleet agents measured, beside the estimate (one query).
+    measured = fleet_counts([page.publication.pk], now=now)
+    page.publication.fleet_counts = measured.get(page.publication.pk)  # type: ignore[attr-defined]
+    facts = render_to_string(
+        "overview/_update_facts.html",
+        {
+            "page": page,
+            "publication": page.publication,
+            "now": now,
+            "can_read_reports": can_read_reports,
+        },
+    )
+    return page, mark_safe(facts)  # noqa: S308 (our own template, autoescaped)
 
 
 @require_GET

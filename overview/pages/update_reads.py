@@ -11,8 +11,8 @@ from django.db.models.functions import RowNumber
 from django.http import Http404
 
 from overview.models import Assessment, CrashReport, Problem
+from overview.pages import lines, selectors, words
 from overview.pages import outlook as outlook_of
-from overview.pages import selectors
 from packages.dependency_warnings import needs_behind
 from packages.domain import policy as policy_rules
 from packages.domain.dependencies import Group, Member, groups_of
@@ -59,6 +59,8 @@ class UpdatePage:
     # This update's pending changes that wait only for their time.
     scheduled_later: list[ScheduledChange] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    # The verdict in the overview's words (overview.pages.words), with its problems.
+    verdict: words.VerdictWords | None = None
 
     @property
     def assessment(self) -> Assessment | None:
@@ -269,4 +271,5 @@ def update_page(pk: int, *, now: datetime, can_read_reports: bool) -> UpdatePage
         awaiting_sign_off=[c for c in own if c.outcome and c.signed_off_by_id is None],
         scheduled_later=[c for c in own if not (c.outcome and c.signed_off_by_id is None)],
         warnings=warnings,
+        verdict=lines.verdict_of(publication, rules, now),  # type: ignore[arg-type]
     )

@@ -69,3 +69,4 @@ class UpdatesTable(OverviewTable):
         attrs = {"class": "data updates"}
 
     lines: list[UpdateLine] = []
+    body_html: str = ""

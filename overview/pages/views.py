@@ -23,8 +23,9 @@ from overview.pages import kept, machine_selectors, selectors
 from overview.pages import reads as overview_reads
 from overview.pages.filters import PublicationFilter
 from overview.pages.forms import MachineForm
-from overview.pages.lines import update_lines
+from overview.pages.line_rows import rows_html
 from overview.pages.page_cache import anonymous_page_cache, mark_cacheable
+from overview.pages.page_lines import page_lines
 from overview.pages.source_statuses import source_statuses
 from overview.pages.tables import PAGINATE, BucketCountsTable, OverviewTable, SafeTableExport
 from overview.pages.updates_table import UpdatesTable
@@ -95,12 +96,32 @@ def index(request: HttpRequest) -> HttpResponse:
         # The release headings say it; the column comes back when sorting by another.
         table.columns.hide("release")
     scheduled = kept.kept("scheduled", pending_scheduled_changes, version=version)
-    records = [row.record for row in (table.page.object_list if table.page else table.rows)]
-    table.lines = update_lines(
-        records, policies=policies, groups=groups, scheduled=scheduled, now=now
+    table.lines = page_lines(
+        table,
+        version=version,
+        minute=minute,
+        policies=policies,
+        groups=groups,
+        scheduled=scheduled,
+        now=now,
     )
+    # The body: each line's row written once and kept with the line (line_rows).
+    table.body_html = mark_safe(  # noqa: S308 (every value escaped by line_rows)
+        rows_html(table.lines, grouped=table.grouped, colspan=len(table.columns))
+    )
+    sort = request.GET.get("sort", "")
     context = {
         "filter": filterset,
+        # The form's widgets, rendered by Django's form renderer, are kept with the data
+        # version (the releases it offers) and the filters chosen; a form with errors is
+        # rendered each time (version None).
+        "filters_html": kept.kept(
+            ("filters", filters, sort),
+            lambda: mark_safe(  # noqa: S308 (our own template, autoescaped)
+                render_to_string("overview/_filters.html", {"filter": filterset, "sort": sort})
+            ),
+            version=version,
+        ),
         "table": table,
         # What needs a person, the summaries, the scheduled changes and the completed
         # updates, rendered once per data version and minute (their times say "ago").

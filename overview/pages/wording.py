@@ -12,6 +12,7 @@ from overview.controller.rule import Action
 from overview.models import Assessment
 from overview.pages.outlook import Outlook
 from overview.pages.selectors import Averted, ReleaseSummary
+from overview.pages.words import plural
 from packages.holds import HoldReason, hold_words
 
 
@@ -145,11 +146,21 @@ def share_line(assessment: Assessment | None) -> str:
 
 
 def averted_words(averted: Averted) -> str:
-    """'Halts in the last 30 days spared about 4,200 crashes (3 updates, ...)'."""
+    """'Halts in the last 30 days spared about 4,200 crashes (3 updates, ...)', or why
+    there is no estimate: no halt, or halts without the crash rates to estimate from."""
+    if not averted.halted:
+        return f"No update was halted in the last {averted.days} days."
     if not averted.halts:
-        return f"No halt in the last {averted.days} days has a crash rate to estimate from."
-    plural = "s" if averted.halts != 1 else ""
+        halted = plural(averted.halted, "update was", "updates were")
+        return (
+            f"{halted} halted in the last {averted.days} days; "
+            "none yet has the crash rates to estimate what its halt spared."
+        )
+    more = averted.halted - averted.halts
+    updates = plural(averted.halts, "update")
     return (
         f"Halts in the last {averted.days} days spared about {averted.crashes:,.0f} crashes "
-        f"({averted.halts} update{plural}, had each gone on to 100% for {averted.period} days)."
+        f"({updates}, had each gone on to 100% for {averted.period} days"
+        + (f"; {plural(more, 'other halt')} without an estimate yet" if more else "")
+        + ")."
     )

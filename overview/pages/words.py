@@ -44,6 +44,9 @@ class VerdictKind(StrEnum):
     OVERRIDDEN = "overridden"
     ADVISORY = "advisory"  # the sequential test sees a rise; Ubuntu's rules judge it
     NOT_JUDGED = "not-judged"
+    # Halted (by a person, or on a problem since gone) with no rise in the crash rate: it
+    # must not read as healthy beside its halt, so it says who halted it and why.
+    HALTED_NO_RISE = "halted-no-rise"
 
 
 VERDICT_LABELS = {
@@ -53,6 +56,7 @@ VERDICT_LABELS = {
     VerdictKind.OVERRIDDEN: "overridden",
     VerdictKind.ADVISORY: "rise seen, not this policy's rule",
     VerdictKind.NOT_JUDGED: "not judged yet",
+    VerdictKind.HALTED_NO_RISE: "halted, though no rise seen",
 }
 
 
@@ -64,6 +68,13 @@ class VerdictWords:
     @property
     def label(self) -> str:
         return VERDICT_LABELS[self.kind]
+
+    @property
+    def tone(self) -> str:
+        """The badge's colour class beside its words: bad, good, or to look at."""
+        if self.kind == VerdictKind.REGRESSED:
+            return "regressed"
+        return "healthy" if self.kind == VerdictKind.NO_RISE else "insufficient"
 
     @property
     def text(self) -> str:
@@ -101,12 +112,15 @@ def verdict_words(
     needed: int,
     crashes_per_day: float,
     comparable: bool,
+    halted: str | None = None,
 ) -> VerdictWords:
     """The verdict of one update as people read it.
 
     `verdict` is the Assessment's (None before the first tick); `blocking` the titles of
     the problems no override covers; `overridden` (who, why) of the overrides that cover
     the others. An overridden problem reads as overridden, never as too little data.
+    `halted` is None unless the update is halted, else who halted it and why ('by ada:
+    a bad postinst', or '' when nobody said): a halted update never reads as healthy.
     """
     if blocking:
         return VerdictWords(VerdictKind.REGRESSED, ", ".join(dict.fromkeys(blocking)))
@@ -132,7 +146,13 @@ def verdict_words(
     if verdict == "regressed":
         return VerdictWords(VerdictKind.REGRESSED)
     if verdict == "healthy":
-        return VerdictWords(VerdictKind.NO_RISE, f"over {plural(crashes, 'crash report')}")
+        over = f"over {plural(crashes, 'crash report')}"
+        if halted is not None:
+            said = f"halted {halted}" if halted else "halted"
+            return VerdictWords(
+                VerdictKind.HALTED_NO_RISE, f"{said}; no rise in the crash rate {over}"
+            )
+        return VerdictWords(VerdictKind.NO_RISE, over)
     if not comparable:
         return VerdictWords(VerdictKind.TOO_LITTLE, "no previous version to compare with")
     if needed > 0 or crashes == 0:

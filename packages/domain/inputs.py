@@ -32,6 +32,8 @@ LINK_SCHEMES = ("http", "https")
 # A record dated further ahead than this is not from a clock that drifted: it is wrong.
 FUTURE_SLACK = timedelta(days=1)
 EARLIEST = datetime(1990, 1, 1, tzinfo=UTC)
+# What a link never holds: whitespace (Unicode's, as str.isspace) or a control character.
+_SPACE_OR_CONTROL = re.compile(r"[\s\x00-\x1f]")
 
 
 def _encodable(text: str) -> bool:
@@ -102,7 +104,7 @@ def link_problem(value: object, *, max_length: int = 1000) -> str:
     parts = urlsplit(value)
     if parts.scheme.lower() not in LINK_SCHEMES or not parts.netloc:
         return "is not an http(s) URL"
-    if any(c.isspace() or ord(c) < 32 for c in value):
+    if _SPACE_OR_CONTROL.search(value):
         return "contains spaces or control characters"
     return ""
 

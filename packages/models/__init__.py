@@ -6,12 +6,13 @@ Words as in docs/architecture.md. Percentage and state of a publication change o
 
 from __future__ import annotations
 
+import functools
 from datetime import datetime
 
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
-from django.urls import reverse
+from django.urls import get_script_prefix, get_urlconf, reverse
 
 from packages.domain import change_words as words
 from packages.domain import policy as policy_rules
@@ -20,6 +21,7 @@ from packages.holds import UnknownVersion as UnknownVersion
 
 # Policies, the status of sources and services, and leases in their own modules.
 from packages.models.accounts import SingleSignOnIdentity as SingleSignOnIdentity
+from packages.models.labels import label_of
 from packages.models.policies import Policy as Policy
 from packages.models.scheduled import ScheduledAction as ScheduledAction
 from packages.models.scheduled import ScheduledChange as ScheduledChange
@@ -100,6 +102,13 @@ class PhasingState(models.TextChoices):
 
 
 ACTIVE_STATES = (PhasingState.PHASING, PhasingState.PAUSED, PhasingState.HALTED)
+
+
+@functools.cache
+def _update_url_pattern(prefix: str, urlconf: str | None) -> str:
+    """The update page's URL with a place for its id: reversed once, not once a row (the
+    pages link every update they list). Keyed by what reversing depends on."""
+    return reverse("overview:update", args=[123456789]).replace("123456789", "{}")
 
 
 class Publication(SourceFacts, models.Model):
@@ -212,7 +221,7 @@ class Publication(SourceFacts, models.Model):
 
     def get_update_url(self) -> str:
         """The page of this update with its actions (the overview's app serves it)."""
-        return reverse("overview:update", args=[self.pk])
+        return _update_url_pattern(get_script_prefix(), get_urlconf()).format(self.pk)
 
     @property
     def is_active(self) -> bool:
@@ -305,5 +314,5 @@ class PhasingEvent(models.Model):
 
     @property
     def state_change(self) -> str:
-        old = self.get_old_state_display() if self.old_state else ""
-        return words.state_change(old, self.get_new_state_display())
+        old = label_of(self, "old_state") if self.old_state else ""
+        return words.state_change(old, label_of(self, "new_state"))

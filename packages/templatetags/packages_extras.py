@@ -12,6 +12,7 @@ from django.utils.safestring import SafeString, mark_safe
 from packages import links
 from packages.domain import charts
 from packages.models import PhasingEvent, WriteBack
+from packages.models.labels import label_of
 from packages.public_names import public_name
 from packages.selectors import ChartSeries, chart_end, chart_points
 
@@ -94,12 +95,12 @@ def _write_back_cell(event: PhasingEvent) -> SafeString:
         words: SafeString | str = "—"
     elif event.write_back in (WriteBack.DRY_RUN, WriteBack.FAILED, WriteBack.DENIED):
         words = format_html(
-            "{}<br><small>{}</small>", event.get_write_back_display(), event.write_back_detail
+            "{}<br><small>{}</small>", label_of(event, "write_back"), event.write_back_detail
         )
     else:
-        words = event.get_write_back_display()
+        words = label_of(event, "write_back")
     return format_html(
-        '<td class="write-back write-back-{}"{}>{}</td>',
+        '<td class="write-back write-back-{}" data-label="At the source"{}>{}</td>',
         event.write_back or "none",
         title,
         words,
@@ -112,8 +113,12 @@ def event_rows(events: Iterable[PhasingEvent]) -> SafeString:
     nine cells each cost more in template lookups than all its queries."""
     return format_html_join(
         "\n",
-        '<tr id="event-{}" class="event-{}"><td>{}</td><td>{}</td><td class="version">{}</td>'
-        "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>{}</tr>",
+        # data-label: a phone shows each row as a card, each cell with its column's name.
+        '<tr id="event-{}" class="event-{}"><td class="time" data-label="Time">{}</td>'
+        '<td data-label="Release">{}</td><td class="version" data-label="Version">{}</td>'
+        '<td data-label="Change">{}</td><td data-label="From → to">{}</td>'
+        '<td data-label="State">{}</td><td class="actor" data-label="Actor">{}</td>'
+        '<td class="reason" data-label="Reason">{}</td>{}</tr>',
         (
             (
                 event.pk,
@@ -121,7 +126,7 @@ def event_rows(events: Iterable[PhasingEvent]) -> SafeString:
                 _utc(event.created_at),
                 event.publication.release.codename,
                 event.publication.version,
-                event.get_kind_display(),
+                label_of(event, "kind"),
                 event.percentage_change,
                 event.state_change,
                 event.actor_name,

@@ -142,6 +142,52 @@ def test_the_history_and_machine_tables_fit_1280_px_without_cut_columns(
     assert cut == {}
 
 
+# Words of letters (not versions, which are one long token) split over two lines.
+_BROKEN_WORDS = """() => {
+  const broken = [];
+  for (const cell of document.querySelectorAll('table.versions td, table.events td')) {
+    const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      if (node.parentElement.closest('.version, code')) continue;
+      for (const match of node.textContent.matchAll(/[A-Za-z]{2,}/g)) {
+        const range = document.createRange();
+        range.setStart(node, match.index);
+        range.setEnd(node, match.index + match[0].length);
+        const lines = new Set([...range.getClientRects()].map((r) => Math.round(r.top)));
+        if (lines.size > 1) broken.push(match[0]);
+      }
+    }
+  }
+  return broken.slice(0, 10);
+}"""
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_the_history_tables_break_no_word_and_scroll_nowhere(
+    chromium, live_server, world, viewport, screenshots
+):
+    context = _context(chromium, live_server, viewport, "light")
+    page = context.new_page()
+    broken, scrolled = {}, {}
+    for name in ("history", "history-group"):
+        page.goto(PAGES[name])
+        if found := page.evaluate(_BROKEN_WORDS):
+            broken[name] = found
+        for n, widths in enumerate(
+            page.eval_on_selector_all(
+                ".table-wrap", "wraps => wraps.map(w => [w.scrollWidth, w.clientWidth])"
+            )
+        ):
+            if widths[0] > widths[1]:
+                scrolled[f"{name} table {n}"] = widths
+        page.locator("table.events").screenshot(
+            path=screenshots / f"{name}-events-{viewport['width']}.png"
+        )
+    context.close()
+    assert broken == {}
+    assert scrolled == {}
+
+
 def test_the_machine_page_answers_first_on_a_phone(chromium, live_server, world):
     context = _context(chromium, live_server, PHONE, "light")
     page = context.new_page()

@@ -6,9 +6,10 @@ from __future__ import annotations
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
 
 from packages.models import Publication
-from tests.factories import PublicationFactory, SourcePackageFactory
+from tests.factories import PhasingEventFactory, PublicationFactory, SourcePackageFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -20,10 +21,11 @@ def test_a_second_view_at_the_same_data_version_reads_only_what_is_its_own(membe
     with CaptureQueriesContext(connection) as second:
         assert member.get("/").status_code == 200
 
-    # 1 the data version, 2 the session, 3 the user, 4 the page of rows, 5 their problems,
-    # 6 their events, 7 the filter's releases, 8 the footer's syncs: not the policies,
-    # groups, summaries, attention list, scheduled changes, completed or averted crashes.
-    assert len(second) == 8, [q["sql"][:70] for q in second.captured_queries]
+    # 1 the data version, 2 the page's ids, 3 the session, 4 the user, 5 the footer's
+    # syncs: not the rows with their problems and events (their lines are kept), the
+    # filter's releases (the form is kept), the policies, groups, summaries, attention
+    # list, scheduled changes, completed or averted crashes.
+    assert len(second) == 5, [q["sql"][:70] for q in second.captured_queries]
 
 
 def test_a_committed_write_shows_on_the_next_view(member):
@@ -36,3 +38,72 @@ def test_a_committed_write_shows_on_the_next_view(member):
     html = member.get("/").content.decode()
     assert "2 updates in phasing: 1 halted" in html
     assert "Halted <span" in html
+    # The update's own line too, not the one kept at the version before.
+    assert html.count('class="line badge-row-halted"') == 1
+
+
+def test_the_kept_filter_form_is_the_one_of_the_filters_asked_for(member):
+    PublicationFactory(source_package=SourcePackageFactory(name="hello"))
+    filtered = member.get("/?state=halted&sort=-percentage").content.decode()
+
+    plain = member.get("/").content.decode()
+
+    assert '<option value="halted" selected>' in filtered
+    assert '<input type="hidden" name="sort" value="-percentage">' in filtered
+    assert '<option value="halted" selected>' not in plain
+    assert 'name="sort"' not in plain
+
+
+def test_a_history_page_reads_its_versions_and_events_once_per_data_version(member):
+    publication = PublicationFactory(source_package=SourcePackageFactory(name="hello"))
+    member.get("/source/hello/")
+
+    with CaptureQueriesContext(connection) as second:
+        assert member.get("/source/hello/").status_code == 200
+
+    # 1 the package, 2 its releases, 3 the data version, 4 the session, 5 the user, 6 the
+    # footer's syncs: not the versions, their verdicts, groups and measured uptake, the
+    # charts, the events or the scheduled changes.
+    assert len(second) == 6, [q["sql"][:70] for q in second.captured_queries]
+
+    PhasingEventFactory(publication=publication, reason="a write after the first view")
+    assert "a write after the first view" in member.get("/source/hello/").content.decode()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_kept_update_page_shows_reports_only_to_those_who_may_read_them(
+    anonymous, triager, publication
+):
+    from tests.overview.pages.test_update import with_problem_and_reports
+
+    problem = with_problem_and_reports(publication)
+    reports = reverse("triage:reports", args=[problem.bucket_id])
+    page = f"/updates/{publication.pk}/"
+
+    first = anonymous.get(page).content.decode()
+    for_triager = triager.get(page).content.decode()
+    again = anonymous.get(page).content.decode()
+
+    assert reports not in first and reports not in again
+    assert reports in for_triager
+
+
+def test_a_write_shows_on_the_kept_update_page_at_once(anonymous, publication):
+    page = f"/updates/{publication.pk}/"
+    anonymous.get(page)
+
+    PhasingEventFactory(publication=publication, reason="a write after the first view")
+
+    assert "a write after the first view" in anonymous.get(page).content.decode()
+
+
+def test_the_api_answers_a_second_time_from_its_kept_rows_and_sees_a_write(anonymous):
+    publication = PublicationFactory(source_package=SourcePackageFactory(name="hello"))
+    first = anonymous.get("/api/v1/publications/").json()
+
+    again = anonymous.get("/api/v1/publications/").json()
+    Publication.objects.filter(pk=publication.pk).update(state="halted")
+    after = anonymous.get("/api/v1/publications/").json()
+
+    assert again == first and first["results"][0]["state"] == "phasing"
+    assert after["results"][0]["state"] == "halted"

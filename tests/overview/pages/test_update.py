@@ -8,6 +8,7 @@ from datetime import timedelta
 import pytest
 from django.urls import reverse
 
+from overview.models import Verdict
 from packages.models import (
     EventKind,
     PhasingEvent,
@@ -443,3 +444,20 @@ def test_the_update_page_shows_the_uptake_the_fleet_agents_measured(anonymous, p
         )
     page = anonymous.get(url(publication)).content.decode()
     assert "measured: 2 of 4 reporting machines run it (50%)" in page
+
+
+def test_a_halted_update_without_a_rise_does_not_read_as_healthy(anonymous, publication):
+    publication.state, publication.phased_update_percentage = PhasingState.HALTED, 0
+    publication.save()
+    PhasingEventFactory(
+        publication=publication, kind=EventKind.HALTED, actor_name="ada", reason="bad postinst"
+    )
+    AssessmentFactory(
+        publication=publication, verdict=Verdict.HEALTHY, crashes_new=12, crashes_old=0
+    )
+
+    html = anonymous.get(f"/updates/{publication.pk}/").content.decode()
+
+    assert "No rise seen</span>" not in html
+    assert '<span class="verdict verdict-insufficient">Halted, though no rise seen</span>' in html
+    assert "Halted by ada: bad postinst; no rise in the crash rate over 12 crash reports." in html

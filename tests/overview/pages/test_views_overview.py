@@ -261,6 +261,28 @@ def test_a_healthy_update_reads_no_rise_seen(anonymous):
     assert ">no rise seen</span>" in anonymous.get("/").content.decode()
 
 
+def test_a_halted_update_without_a_rise_says_who_halted_it_and_why(anonymous):
+    publication = PublicationFactory(
+        source_package=SourcePackageFactory(name="mutter"),
+        state=PhasingState.HALTED,
+        phased_update_percentage=0,
+    )
+    PhasingEventFactory(
+        publication=publication,
+        kind=EventKind.HALTED,
+        new_percentage=0,
+        actor_name="ada",
+        reason="a bad postinst",
+    )
+    AssessmentFactory(publication=publication, verdict=Verdict.HEALTHY, crashes_new=30)
+
+    line = anonymous.get("/").content.decode().split('data-label="Verdict"')[1]
+
+    assert ">no rise seen</span>" not in line
+    assert ">halted, though no rise seen</span>" in line
+    assert "halted by ada: a bad postinst; no rise in the crash rate over" in line
+
+
 def test_the_verdict_filter_lives_in_the_url_and_in_the_export(anonymous):
     for name, verdict in (("bash", Verdict.HEALTHY), ("zsh", Verdict.INSUFFICIENT)):
         AssessmentFactory(
@@ -294,10 +316,44 @@ def test_the_header_estimates_the_crashes_halts_spared(anonymous):
     assert "Halts in the last 30 days spared about 1,500 crashes (2 updates" in html
 
 
-def test_without_a_recent_halt_the_header_says_there_is_nothing_to_estimate(anonymous):
+def test_without_a_recent_halt_the_header_says_no_update_was_halted(anonymous):
     html = anonymous.get("/").content.decode()
 
-    assert "No halt in the last 30 days has a crash rate to estimate from." in html
+    assert "No update was halted in the last 30 days." in html
+
+
+def test_recent_halts_without_an_estimate_are_not_read_as_no_halt(anonymous):
+    for n in range(2):
+        publication = PublicationFactory(
+            source_package=SourcePackageFactory(name=f"halted-{n}"),
+            state=PhasingState.HALTED,
+            phased_update_percentage=0,
+        )
+        PhasingEventFactory(publication=publication, kind=EventKind.HALTED, new_percentage=0)
+
+    html = anonymous.get("/").content.decode()
+
+    assert "No update was halted" not in html and "No halt" not in html
+    assert (
+        "2 updates were halted in the last 30 days; "
+        "none yet has the crash rates to estimate what its halt spared."
+    ) in html
+
+
+def test_halts_with_and_without_an_estimate_are_both_counted(anonymous):
+    for n, averted in enumerate((1000.0, None)):
+        publication = PublicationFactory(
+            source_package=SourcePackageFactory(name=f"halted-{n}"),
+            state=PhasingState.HALTED,
+            phased_update_percentage=0,
+        )
+        PhasingEventFactory(publication=publication, kind=EventKind.HALTED, new_percentage=0)
+        AssessmentFactory(publication=publication, verdict=Verdict.REGRESSED, averted=averted)
+
+    html = anonymous.get("/").content.decode()
+
+    assert "spared about 1,000 crashes (1 update, had each gone on to 100% for" in html
+    assert "; 1 other halt without an estimate yet)." in html
 
 
 def test_filters_by_release_state_percentage_and_name_live_in_the_url(anonymous):
@@ -493,8 +549,8 @@ def test_the_filtered_page_and_its_export_cost_a_fixed_number_of_queries(
     # A filter that matches: the 13 above and 14, the release looked up to validate it.
     with django_assert_num_queries(14):
         assert anonymous.get("/?release=noble").status_code == 200
-    # A filter that matches nothing: no page of rows, so neither problems nor events.
-    with django_assert_num_queries(12):
+    # A filter that matches nothing: no problems nor events for an empty page of rows.
+    with django_assert_num_queries(11):
         assert anonymous.get("/?release=noble&q=no-such-package").status_code == 200
     # The export: release lookup, policies, every row, problems with overrides, events
     # (no dependent groups: the export does not show them).

@@ -73,9 +73,10 @@ titles = st.lists(
     needed=counts,
     per_day=st.floats(min_value=0, max_value=1e6, allow_nan=False),
     comparable=st.booleans(),
+    halted=st.one_of(st.none(), st.sampled_from(["", "by ada: bad postinst", "by the controller"])),
 )
 def test_the_verdict_reads_right_and_overridden_never_reads_as_too_little_data(
-    verdict, judge_sequential, blocking, overridden, crashes, needed, per_day, comparable
+    verdict, judge_sequential, blocking, overridden, crashes, needed, per_day, comparable, halted
 ):
     said = words.verdict_words(
         verdict=verdict,
@@ -86,9 +87,13 @@ def test_the_verdict_reads_right_and_overridden_never_reads_as_too_little_data(
         needed=needed,
         crashes_per_day=per_day,
         comparable=comparable,
+        halted=halted,
     )
 
     reads_right(said.text)
+    # A halted update never reads as healthy beside its halt.
+    if halted is not None:
+        assert said.kind != words.VerdictKind.NO_RISE
     if blocking:
         assert said.kind == words.VerdictKind.REGRESSED
     elif any(o[0] or o[1] for o in overridden):
