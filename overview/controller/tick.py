@@ -143,11 +143,10 @@ def tick(
     queries = {p.pk: _query(p) for p in candidates}
     answers = _fetch_answers(source, list(dict.fromkeys(queries.values())), now)
     judgements, judge_failures = verdicts.judgements_of(candidates, source, now)
-    # Library regressions: the dependents' crashes with and without each update, on the
-    # share of machines the sequential judge measured for it (overview.judges.dependents).
+    # Library regressions: the dependents' crashes with and without each update, when
+    # the crash data are held here (overview.judges.dependents).
     found, failed = dependents.judgements_of(
-        candidates,
-        {pk: judgement.uptake for pk, judgement in judgements.items()},
+        [p for p in candidates if p.pk in judgements or p.pk in judge_failures],
         test=judging.judge_settings(),
         now=now,
     )

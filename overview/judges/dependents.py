@@ -11,9 +11,14 @@ it: exactly the conditional test of two Poisson rates the sequential judge runs
 (overview.judges.sequential), with the dependents' crashes in place of the package's own.
 So its false-halt bound is the same: Ville's inequality, α per update over its whole ramp.
 
-- The share s_h is the library's own exposure (its percentage history and the uptake the
-  sequential judge measured for it, overview.judges.exposure), its fast end for the test
-  of a rise, as there: an uncertain exposure makes a halt harder, never easier.
+- The share s_h is the library's own exposure (overview.judges.exposure): its percentage
+  history, with the uptake the fleet agents measured where they report it and the
+  configured belief (PHASING_UPTAKE_HOURS, widely spread) otherwise; its fast end for the
+  test of a rise, as there: an uncertain exposure makes a halt harder, never easier.
+  Never the machines seen in other packages' crash reports, which the sequential judge
+  also reads: those reports *are* the dependents' crashes, so a dependents' regression
+  would raise the measured share until it explained the rise away (in the backtest's
+  realistic world it hid every clear one).
 - Every dependent's crashes are pooled into one test (so α holds however many dependents
   there are); which dependents and by how much is said from each one's own figures.
 - A dependent's own new version is not the library's fault: crashes of a dependent at a
@@ -22,7 +27,7 @@ So its false-halt bound is the same: Ville's inequality, α per update over its 
   crashes would sit on the library's new version whoever caused them.
 
 Plain arithmetic in `judge_counts` (no database); `publications_judge` reads what it
-needs in three queries however many updates.
+needs in four queries however many updates.
 """
 
 from __future__ import annotations
@@ -33,9 +38,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.db.models import Q
 
 from overview.evidence.counters import hour_of
+from overview.evidence.fleet_reads import fleet_sightings
 from overview.evidence.sources.base import CrashAnswer, ProblemRecord
 from overview.judges import exposure, reads, sequential
 from overview.models import DependentCrashCount, ProblemKind
@@ -71,7 +78,8 @@ class DependentFigures:
 @dataclass(frozen=True)
 class DependentsJudgement:
     assessment: sequential.SequentialResult  # every dependent pooled
-    dependents: tuple[DependentFigures, ...]  # those with an excess, the largest first
+    # Those whose own test says they crash more, else the largest contributors (≤ 2)
+    dependents: tuple[DependentFigures, ...]
     share: float  # the library's share now (middle estimate)
     counted: int  # dependents with crashes counted
     left_out: tuple[str, ...] = ()  # dependents whose own new version was left out
@@ -97,7 +105,9 @@ def judge_counts(
                 continue
             pooled[h][0] += new
             pooled[h][1] += old
-            s = min(max(float(share_middle[h]), 1e-6), 1 - 1e-6)
+            # Beyond what the old library's rate gives at the fast end of the share: what
+            # the test itself allows for, so a dependent is not named for a share guessed low.
+            s = min(max(float(share_high[h]), 1e-6), 1 - 1e-6)
             excess[name] += new - old * s / (1 - s)
 
     def hours_of(by_hour: Mapping[int, tuple[int, int]]) -> list[sequential.Hour]:
@@ -111,11 +121,15 @@ def judge_counts(
     assessment = test.assess(
         hours_of({h: (n, o) for h, (n, o) in enumerate(pooled)}), share_now=share_now
     )
-    named = sorted((name for name in counts if excess[name] > 0), key=lambda n: -excess[n])
+    rising = sorted((name for name in counts if excess[name] > 0), key=lambda n: -excess[n])
     figures = []
-    for name in named[:NAMED]:
+    for name in rising[: 2 * NAMED]:
         result = test.assess(hours_of(counts[name]), share_now=share_now)
         figures.append(DependentFigures(name, result.new, result.old, excess[name], result))
+    # Which dependents: those whose own test says they crash more (each at α, named, not
+    # halted on); when none does alone, the largest contributors to the pooled rise.
+    clear = [f for f in figures if f.result.verdict == sequential.Finding.REGRESSED]
+    figures = clear[:NAMED] or figures[:2]
     return DependentsJudgement(
         assessment=assessment,
         dependents=tuple(figures),
@@ -176,19 +190,16 @@ def detail_words(found: DependentsJudgement, *, alpha: float) -> str:
 
 
 def publications_judge(
-    publications: Sequence[Publication],
-    uptakes: Mapping[int, exposure.Uptake],
-    *,
-    test: sequential.SequentialTest,
-    now: datetime,
+    publications: Sequence[Publication], *, test: sequential.SequentialTest, now: datetime
 ) -> dict[int, DependentsJudgement]:
-    """The dependents' judgement of each update with a previous version and a measured or
-    modelled uptake (the sequential judge's), by publication id: three queries."""
-    libraries = [p for p in publications if p.previous_version and p.pk in uptakes]
+    """The dependents' judgement of each update with a previous version, by publication
+    id: four queries however many updates."""
+    libraries = [p for p in publications if p.previous_version]
     if not libraries:
         return {}
     last_hour = hour_of(now)
     starts = {p.pk: max(hour_of(p.date_published), last_hour - WINDOW) for p in libraries}
+    hours_of = {p.pk: int((last_hour - starts[p.pk]) / HOUR) + 1 for p in libraries}
     rows = list(
         DependentCrashCount.objects.filter(
             library__in=[p.pk for p in libraries], hour__gte=min(starts.values())
@@ -206,6 +217,8 @@ def publications_judge(
         return {}
     own = _own_new_versions(libraries, {row[1] for row in rows})
     histories = reads.histories(libraries)
+    reported = fleet_sightings(libraries, starts=starts, hours=hours_of)
+    belief = exposure.prior(settings.PHASING_UPTAKE_HOURS)
     counts: dict[int, dict[str, dict[int, tuple[int, int]]]] = defaultdict(dict)
     left_out: dict[int, set[str]] = defaultdict(set)
     by_pk = {p.pk: p for p in libraries}
@@ -223,11 +236,14 @@ def publications_judge(
     for library in libraries:
         if library.pk not in counts and library.pk not in left_out:
             continue
-        hours = int((last_hour - starts[library.pk]) / HOUR) + 1
+        hours = hours_of[library.pk]
         percentages = exposure.hourly_percentages(
             histories[library.pk], start=starts[library.pk], hours=hours
         )
-        uptake = uptakes[library.pk]
+        seen = exposure.Sightings(percentages, [0] * hours, [0] * hours)
+        if library.pk in reported:
+            seen = exposure.with_reported(seen, *reported[library.pk])
+        uptake = exposure.fit(seen, belief)
         found[library.pk] = judge_counts(
             test,
             counts.get(library.pk, {}),
@@ -273,24 +289,20 @@ def _is_own(found: tuple[datetime, bool] | None, library: Publication) -> bool:
 
 
 def judgements_of(
-    candidates: Sequence[Publication],
-    uptakes: Mapping[int, exposure.Uptake],
-    *,
-    test: sequential.SequentialTest,
-    now: datetime,
+    candidates: Sequence[Publication], *, test: sequential.SequentialTest, now: datetime
 ) -> tuple[dict[int, DependentsJudgement], dict[int, str]]:
     """publications_judge for the tick, and why it failed for the updates it could not
     judge: each update alone after a failure, so one bad update fails alone (and holds,
     as when the sequential judge fails: never a silent pass)."""
     try:
-        return publications_judge(candidates, uptakes, test=test, now=now), {}
+        return publications_judge(candidates, test=test, now=now), {}
     except Exception:
         log.exception("the dependents' test could not judge this tick; judging each alone")
     found: dict[int, DependentsJudgement] = {}
     failures: dict[int, str] = {}
     for publication in candidates:
         try:
-            found.update(publications_judge([publication], uptakes, test=test, now=now))
+            found.update(publications_judge([publication], test=test, now=now))
         except Exception as exc:
             log.exception("the dependents' test could not judge publication %s", publication.pk)
             failures[publication.pk] = (

@@ -20,7 +20,7 @@ from overview.evidence.sources.base import CrashReportRecord
 from overview.judges import dependents
 from overview.judges.local import LocalCrashSource
 from overview.judges.sequential import SequentialTest
-from overview.models import DependentCrashCount, Override, Problem, ProblemKind
+from overview.models import DependentCrashCount, FleetReport, Override, Problem, ProblemKind
 from overview.triage.overrides import override_create
 from packages.models import EventKind, PhasingState
 from tests.factories import (
@@ -132,6 +132,7 @@ def dependents_reports(
     hours: int = 24,
     seed: int = 1,
     own: dict[str, tuple[str, str, float]] | None = None,
+    share: float = SHARE,
 ):
     """Crash reports of dependents listing libssl3 at the machine's version. `own`: a
     dependent whose own new version (its version, previous version, its crash ratio) went
@@ -144,8 +145,8 @@ def dependents_reports(
         for name, ratio in ratios.items():
             version, previous, own_ratio = own.get(name, ("1.0-1", "1.0-1", 1.0))
             for library_version, mean, app in (
-                (OLD, per_hour * (1 - SHARE), previous),
-                (NEW, per_hour * SHARE * ratio * own_ratio, version),
+                (OLD, per_hour * (1 - share), previous),
+                (NEW, per_hour * share * ratio * own_ratio, version),
             ):
                 for n in range(_poisson(rng, mean)):
                     machine = f"{name}/{library_version}/{h}/{n}"
@@ -248,3 +249,32 @@ def test_under_ubuntus_rules_the_dependents_are_not_judged():
     tick()
     publication.refresh_from_db()
     assert publication.state == PhasingState.PHASING
+
+
+def fleet(publication, *, share: float, per_hour: int = 50, hours: int = 24):
+    """The fleet agents' reports: `per_hour` machines an hour, `share` of them on NEW."""
+    FleetReport.objects.bulk_create(
+        FleetReport(
+            machine=f"agent-{h}-{n}",
+            publication=publication,
+            installed_version=NEW if n < share * per_hour else OLD,
+            on_new_version=n < share * per_hour,
+            reported_at=T0 - (hours - h) * HOUR + timedelta(minutes=40),
+            day=(T0 - (hours - h) * HOUR).date(),
+        )
+        for h in range(hours)
+        for n in range(per_hour)
+    )
+
+
+@pytest.mark.parametrize("measured", [False, True])
+def test_the_fleet_agents_measured_share_gives_the_test_its_power(measured):
+    # Half the machines may take it, a fifth have: doubled crashes on a fifth look, to a
+    # judge that must allow for everyone eligible having it, like no rise at all.
+    publication = library()
+    if measured:
+        fleet(publication, share=0.2)
+    crash_reports_ingest(dependents_reports({"firefox": 2.0, "curl": 2.0}, per_hour=12, share=0.2))
+    tick()
+    found = Problem.objects.filter(publication=publication, kind=ProblemKind.DEPENDENTS)
+    assert found.exists() == measured
