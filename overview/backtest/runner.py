@@ -37,6 +37,7 @@ from overview.models import (
     BucketVersionStat,
     CrashCounter,
     ErrorBucket,
+    FleetReport,
     Problem,
     ProblemKind,
 )
@@ -212,6 +213,7 @@ def _run_judge(
             )
         )
         reports = []
+        _fleet_reports(worlds, percentages, hour, scenario.start + hour * HOUR)
         for pk, world in worlds.items():
             reports.extend(world.hour(hour, scenario.start, percentages[pk]))
         # The scenario's clock: its reports are as old as its hours, whatever today is.
@@ -276,6 +278,32 @@ def _setup(scenario: Scenario, judge: str, seed: int, world_spec: WorldSpec) -> 
     for publication, update in zip(rows, scenario.updates, strict=True):
         _history(update, publication, UpdateWorld(update, seed=seed, spec=world_spec, start=start))
     return {p.pk: u for p, u in zip(rows, scenario.updates, strict=True)}
+
+
+def _fleet_reports(
+    worlds: dict[int, UpdateWorld], percentages: dict[int, int], hour: int, start: datetime
+) -> None:
+    """What the fleet agents report in this hour (world factor fleet_agents_per_hour), as
+    the intake stores it: a machine's latest report per update."""
+    rows = {
+        (pk, machine): FleetReport(
+            machine=machine,
+            publication_id=pk,
+            installed_version=world.update.version if on_new else world.update.previous_version,
+            on_new_version=on_new,
+            reported_at=start + HOUR / 2,
+            day=start.date(),
+        )
+        for pk, world in worlds.items()
+        for machine, on_new in world.fleet(hour, percentages[pk])
+    }
+    if rows:
+        FleetReport.objects.bulk_create(
+            list(rows.values()),
+            update_conflicts=True,
+            unique_fields=["publication", "machine"],
+            update_fields=["installed_version", "on_new_version", "reported_at", "day"],
+        )
 
 
 def _own_updates(scenario: Scenario, releases: dict[str, Release], start: datetime) -> None:

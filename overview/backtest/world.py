@@ -152,6 +152,20 @@ class UpdateWorld:
         obeying = float(np.mean(self.spec.installed(middle, self.update.uptake_hours)))
         return self.spec.ignorers + (1 - self.spec.ignorers) * obeying
 
+    def fleet(self, number: int, percentage: int) -> list[tuple[str, bool]]:
+        """The machines whose fleet agent reports this hour (spec.fleet_agents_per_hour, a
+        uniform sample), each with whether it runs the new version. Its own draws: the
+        crashes are the same with or without agents."""
+        rng = _seeded(self.seed, self.update.id, "fleet", number)
+        sample = []
+        for _ in range(min(self.spec.fleet_agents_per_hour, self.update.machines)):
+            index = rng.randrange(self.update.machines)
+            known = index in self._machines
+            sample.append((self.machine(index)[0], self._installed(index, percentage)))
+            if not known:  # not kept: the agents would fill the cache with idle machines
+                del self._machines[index]
+        return sample
+
     def _pick(self, rng: random.Random, *, on_new: bool, percentage: int) -> str | None:
         for _ in range(_MAX_TRIES):
             index = rng.randrange(self.update.machines)

@@ -72,3 +72,19 @@ def test_the_dependents_field_is_checked_and_names_the_key():
     assert plain.dependents is not None and plain.dependents.ratio == 1.0
     assert not plain.regressed
     assert scenario(library("liba", ratio=1.5)).updates[0].regressed
+
+
+@pytest.mark.parametrize("agents", [0, 200])
+def test_where_machines_install_at_their_daily_timer_fleet_agents_make_a_doubling_clear(agents):
+    # Machines install within a day of becoming eligible: without a measured share, a
+    # doubling of the dependents' crashes looks like everyone eligible having it already.
+    world = parse(
+        {
+            "start": "2026-01-05T00:00:00Z",
+            "hours": 36,
+            "world": {"uptake": "timers", "fleet_agents_per_hour": agents},
+            "updates": [library("libdouble", ratio=2.0, crashes_per_machine_day=0.01)],
+        }
+    )
+    [outcome] = run_here(world, judge=SEQUENTIAL)
+    assert outcome.halted == bool(agents)
