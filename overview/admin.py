@@ -19,7 +19,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from overview.admin_outbox import OutboxAdmin
-from overview.models import CrashReport, ErrorBucket, Notification, Override, Problem
+from overview.models import CrashReport, ErrorBucket, Notification, Override, Problem, ProblemKind
 from overview.triage.overrides import override_revoke
 from packages.admin.actions import ReadOnlyAdmin, action_with_reason, report_outcome
 from packages.admin.forms import ReasonForm
@@ -111,7 +111,11 @@ class OverrideAdmin(ReadOnlyAdmin):
 
     @admin.display(description="problem")
     def problem(self, obj: Override) -> str:
-        return str(obj.bucket) if obj.bucket_id else Override.INCREASED_RATE
+        if obj.bucket_id:
+            return str(obj.bucket)
+        return (
+            Override.DEPENDENTS if obj.kind == ProblemKind.DEPENDENTS else Override.INCREASED_RATE
+        )
 
     def has_override_problem_permission(self, request: HttpRequest) -> bool:
         return can_override_problems(request.user)

@@ -61,6 +61,9 @@ class WorldSpec:
     # Share of machines that ignore phasing and install at once, whatever the percentage.
     ignorers: float = 0.0
     shocks: tuple[Shock, ...] = field(default_factory=tuple)
+    # Machines an hour, per update, whose fleet agent reports whether it runs the new
+    # version (overview.evidence.fleet): the uptake measured, not inferred (0: no agents).
+    fleet_agents_per_hour: int = 0
 
     def activity(self, moment: datetime) -> float:
         """How busy the fleet is at `moment` (mean 1 over a week): the daily cycle, a
@@ -147,6 +150,7 @@ _NUMBERS = {
     "off_share": (0.0, 1.0, False),
     "off_days": (1.0, 60.0, False),
     "ignorers": (0.0, 1.0, False),
+    "fleet_agents_per_hour": (0, 100_000, True),
 }
 
 

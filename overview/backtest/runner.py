@@ -18,7 +18,7 @@ import queue
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.core.management import call_command
@@ -26,7 +26,7 @@ from django.db import connection, connections
 from django.test.utils import override_settings, setup_databases, teardown_databases
 
 from overview.backtest.realism import WorldSpec
-from overview.backtest.scenarios import PolicySpec, Scenario, Update
+from overview.backtest.scenarios import DEPENDENT_VERSION, PolicySpec, Scenario, Update
 from overview.backtest.world import UpdateWorld
 from overview.controller import rule
 from overview.controller import tick as controller
@@ -37,6 +37,7 @@ from overview.models import (
     BucketVersionStat,
     CrashCounter,
     ErrorBucket,
+    FleetReport,
     Problem,
     ProblemKind,
 )
@@ -212,6 +213,7 @@ def _run_judge(
             )
         )
         reports = []
+        _fleet_reports(worlds, percentages, hour, scenario.start + hour * HOUR)
         for pk, world in worlds.items():
             reports.extend(world.hour(hour, scenario.start, percentages[pk]))
         # The scenario's clock: its reports are as old as its hours, whatever today is.
@@ -272,9 +274,61 @@ def _setup(scenario: Scenario, judge: str, seed: int, world_spec: WorldSpec) -> 
         for u in scenario.updates
     ]
     publications_publish(rows, now=start, by="backtest")
+    _own_updates(scenario, releases, start)
     for publication, update in zip(rows, scenario.updates, strict=True):
         _history(update, publication, UpdateWorld(update, seed=seed, spec=world_spec, start=start))
     return {p.pk: u for p, u in zip(rows, scenario.updates, strict=True)}
+
+
+def _fleet_reports(
+    worlds: dict[int, UpdateWorld], percentages: dict[int, int], hour: int, start: datetime
+) -> None:
+    """What the fleet agents report in this hour (world factor fleet_agents_per_hour), as
+    the intake stores it: a machine's latest report per update."""
+    rows = {
+        (pk, machine): FleetReport(
+            machine=machine,
+            publication_id=pk,
+            installed_version=world.update.version if on_new else world.update.previous_version,
+            on_new_version=on_new,
+            reported_at=start + HOUR / 2,
+            day=start.date(),
+        )
+        for pk, world in worlds.items()
+        for machine, on_new in world.fleet(hour, percentages[pk])
+    }
+    if rows:
+        FleetReport.objects.bulk_create(
+            list(rows.values()),
+            update_conflicts=True,
+            unique_fields=["publication", "machine"],
+            update_fields=["installed_version", "on_new_version", "reported_at", "day"],
+        )
+
+
+def _own_updates(scenario: Scenario, releases: dict[str, Release], start: datetime) -> None:
+    """A dependent's own new version (scenario `dependents.own_update`): published with
+    the update it depends on, and already everywhere it goes in the world (which installs
+    it with that update), so the controller has nothing to phase."""
+    for update in scenario.updates:
+        own = update.dependents.own_update if update.dependents else None
+        if own is None:
+            continue
+        name = f"{update.source_package}-app"
+        package, _ = SourcePackage.objects.get_or_create(name=name)
+        Publication.objects.create(
+            source_package=package,
+            release=releases[update.release],
+            version=own.version,
+            previous_version=DEPENDENT_VERSION,
+            binaries=[name],
+            date_published=start,
+            phased_update_percentage=100,
+            state=PhasingState.COMPLETE,
+            state_changed_at=start,
+            last_increase_at=start,
+            source_name="backtest",
+        )
 
 
 def _policy_fields(spec: PolicySpec) -> dict[str, object]:
@@ -360,9 +414,7 @@ def _outcomes(
         halt = halts.get(pk)
         reason = None
         if halt is not None:
-            reason = (
-                "new-bucket" if ProblemKind.NEW_BUCKET in kinds.get(pk, set()) else "increased-rate"
-            )
+            reason = _halt_reason(kinds.get(pk, set()))
         reached = completed.get(pk)
         outcomes.append(
             Outcome(
@@ -382,3 +434,12 @@ def _outcomes(
             )
         )
     return outcomes
+
+
+def _halt_reason(kinds: set[str]) -> str:
+    """What halted an update, the first of its problems' kinds in this order."""
+    if ProblemKind.NEW_BUCKET in kinds:
+        return "new-bucket"
+    if ProblemKind.DEPENDENTS in kinds and ProblemKind.INCREASED_RATE not in kinds:
+        return "dependents"
+    return "increased-rate"

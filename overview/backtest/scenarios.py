@@ -14,6 +14,14 @@ negative rate or a malformed date is an error that names the key and the update.
        "new_buckets": [{"signature": "foo:crash_in_bar", "crashes_per_machine_day": 0.00002}],
        "policy": {...optional...}}]}
 
+An update may also say how its dependents (other packages whose crash reports list it)
+crash: ``"dependents": {"crashes_per_machine_day": 0.005, "ratio": 3,
+"own_update": {"version": "1.0-2", "ratio": 5}}`` (every key optional). ``ratio`` is their
+crash rate on machines with the new version ÷ with the previous one: above 1, a
+regression that shows only in the dependents' crashes. ``own_update`` is a dependent's
+own new version, published with this one and installed on the same machines, whose own
+crash rate is ``ratio`` × its previous version's: this update is not to blame for it.
+
 An optional ``"world": {...}`` sets the simulated world's factors (daily and weekly
 cycles, overdispersion, late reports, uptake by timers, phasing-ignorers, shocks: see
 overview.backtest.realism and docs/backtest.md) over the world chosen by ``--world``.
@@ -43,6 +51,8 @@ SOURCE_NAME = re.compile(r"\A[a-z0-9][a-z0-9+.-]+\Z")
 RELEASE_NAME = re.compile(r"\A[a-z][a-z0-9-]{0,39}\Z")
 MAX_HOURS = 24 * 60
 MAX_MACHINES = 100_000_000
+# The version every simulated dependent runs before any own update of its own.
+DEPENDENT_VERSION = "1.0-1"
 
 
 class ScenarioError(ValueError):
@@ -53,6 +63,24 @@ class ScenarioError(ValueError):
 class NewBucket:
     signature: str
     crashes_per_machine_day: float
+
+
+@dataclass(frozen=True)
+class OwnUpdate:
+    """A dependent's own new version, out with the update on the same machines."""
+
+    version: str
+    ratio: float
+
+
+@dataclass(frozen=True)
+class Dependents:
+    """How the update's dependents crash: per machine-day (None: as much as the world's
+    model of the package gives), and their rate with the new version ÷ with the old."""
+
+    crashes_per_machine_day: float | None = None
+    ratio: float = 1.0
+    own_update: OwnUpdate | None = None
 
 
 @dataclass(frozen=True)
@@ -90,6 +118,7 @@ class Update:
     new_crashes_per_machine_day: float
     new_buckets: tuple[NewBucket, ...] = ()
     policy: PolicySpec | None = None
+    dependents: Dependents | None = None
 
     @property
     def previous_crashes_per_day(self) -> float:
@@ -102,9 +131,18 @@ class Update:
         return self.new_crashes_per_machine_day / self.previous_crashes_per_machine_day
 
     @property
+    def dependents_ratio(self) -> float:
+        return self.dependents.ratio if self.dependents is not None else 1.0
+
+    @property
     def regressed(self) -> bool:
-        """The truth: a higher crash rate, or a crash bucket the previous version never had."""
-        return self.rate_ratio > 1 or any(b.crashes_per_machine_day > 0 for b in self.new_buckets)
+        """The truth: a higher crash rate, a crash bucket the previous version never had, or
+        dependents that crash more with it (a dependent's own new version is not its fault)."""
+        return (
+            self.rate_ratio > 1
+            or any(b.crashes_per_machine_day > 0 for b in self.new_buckets)
+            or self.dependents_ratio > 1
+        )
 
 
 @dataclass(frozen=True)
@@ -133,9 +171,12 @@ _UPDATE = {
     "new_crashes_per_machine_day",
     "new_buckets",
     "policy",
+    "dependents",
 }
-_UPDATE_OPTIONAL = {"new_buckets", "policy"}
+_UPDATE_OPTIONAL = {"new_buckets", "policy", "dependents"}
 _BUCKET = {"signature", "crashes_per_machine_day"}
+_DEPENDENTS = {"crashes_per_machine_day", "ratio", "own_update"}
+_OWN_UPDATE = {"version", "ratio"}
 _POLICY = set(PolicySpec.__dataclass_fields__)
 
 
@@ -232,7 +273,41 @@ def _update(raw: Any, n: int) -> Update:
         ),
         new_buckets=tuple(buckets),
         policy=_policy(fields["policy"], f"{where}: policy") if "policy" in fields else None,
+        dependents=(
+            _dependents(fields["dependents"], f"{where}: dependents")
+            if "dependents" in fields
+            else None
+        ),
     )
+
+
+def _dependents(raw: Any, where: str) -> Dependents:
+    values = _mapping(raw, where, _DEPENDENTS, required=())
+    rate = None
+    if "crashes_per_machine_day" in values:
+        rate = float(
+            _number(
+                values["crashes_per_machine_day"],
+                f"{where}: crashes_per_machine_day",
+                low=0,
+                high=100,
+            )
+        )
+    ratio = float(_number(values.get("ratio", 1.0), f"{where}: ratio", low=0, high=1000))
+    own = None
+    if "own_update" in values:
+        own_where = f"{where}: own_update"
+        own_values = _mapping(values["own_update"], own_where, _OWN_UPDATE, required=("version",))
+        version = _version(own_values["version"], f"{own_where}: version")
+        if Version(version) <= Version(DEPENDENT_VERSION):
+            raise ScenarioError(f"{own_where}: version must be above {DEPENDENT_VERSION}")
+        own = OwnUpdate(
+            version=version,
+            ratio=float(
+                _number(own_values.get("ratio", 1.0), f"{own_where}: ratio", low=0, high=1000)
+            ),
+        )
+    return Dependents(crashes_per_machine_day=rate, ratio=ratio, own_update=own)
 
 
 def _policy(raw: Any, where: str) -> PolicySpec:

@@ -1,12 +1,15 @@
 """What a backtest measured, per judge: what it caught, how late, what it halted for nothing.
 
 Plain Python, no Django. The truth of each update comes from its scenario: a regression
-is a higher crash rate or a new crash bucket; a healthy update has neither.
+is a higher crash rate, a new crash bucket, or dependents that crash more with it (a
+library's regression that shows only in its dependents' crashes); a healthy update has
+none of these (a dependent's own new version crashing more is not its regression).
 """
 
 from __future__ import annotations
 
 import statistics
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -43,15 +46,26 @@ class JudgeSummary:
     large_busy_median_hours: float | None = None
     # Per regression size (ratio, halted before 100 %), for the plot.
     by_ratio: tuple[tuple[float, bool], ...] = ()
+    # Halts by the kind of problem that made them (new-bucket, increased-rate, dependents),
+    # healthy updates' included.
+    halts_by_problem: tuple[tuple[str, int], ...] = ()
+    # Healthy libraries whose dependent had its own new version crashing more: halted for
+    # their dependents' crashes (blamed), of how many.
+    own_version_blamed: tuple[int, int] = (0, 0)
 
     @property
     def healthy_halt_rate(self) -> float:
         return self.healthy_halted / self.healthy if self.healthy else 0.0
 
 
+DEPENDENTS_ONLY = "dependents only"
+
+
 def _kind(update: Update) -> str:
     if any(b.crashes_per_machine_day > 0 for b in update.new_buckets):
         return "new bucket"
+    if update.rate_ratio <= 1 and update.dependents_ratio > 1:
+        return DEPENDENTS_ONLY
     ratio = update.rate_ratio
     for low, high, label in SIZE_BINS:
         if low <= ratio < high:
@@ -79,6 +93,7 @@ def summarise(scenario: Scenario, outcomes: Sequence[Outcome], judge: str) -> Ju
         o.machine_hours_before_halt for o in bad if o.machine_hours_before_halt is not None
     ]
     to_full = [o.hours_to_100 for o in healthy if o.hours_to_100 is not None]
+    innocent = [o for o in healthy if _own_update(truth[o.id])]
     large_halts = [o for o in large if o.halted]
     return JudgeSummary(
         judge=judge,
@@ -109,9 +124,22 @@ def summarise(scenario: Scenario, outcomes: Sequence[Outcome], judge: str) -> Ju
         large_busy_median_percentage=_median([o.percentage_at_halt for o in large_halts]),
         large_busy_median_hours=_median([o.halted_at_hour for o in large_halts]),
         by_ratio=tuple(
-            (truth[o.id].rate_ratio, o.halted) for o in bad if _kind(truth[o.id]) != "new bucket"
+            (truth[o.id].rate_ratio, o.halted)
+            for o in bad
+            if _kind(truth[o.id]) not in ("new bucket", DEPENDENTS_ONLY)
+        ),
+        halts_by_problem=tuple(
+            sorted(Counter(o.halt_reason for o in mine if o.halt_reason).items())
+        ),
+        own_version_blamed=(
+            sum(o.halt_reason == "dependents" for o in innocent),
+            len(innocent),
         ),
     )
+
+
+def _own_update(update: Update) -> bool:
+    return update.dependents is not None and update.dependents.own_update is not None
 
 
 def _median(values: Sequence[float | None]) -> float | None:
@@ -159,6 +187,16 @@ def table(summaries: Sequence[JudgeSummary]) -> str:
         "machine-hours on bad versions, all",
         [_number(s.machine_hours_on_bad_versions) for s in summaries],
     )
+    for problem in sorted({k for s in summaries for k, _ in s.halts_by_problem}):
+        add(
+            f"halts by problem: {problem.replace('-', ' ')}",
+            [str(dict(s.halts_by_problem).get(problem, 0)) for s in summaries],
+        )
+    if any(s.own_version_blamed[1] for s in summaries):
+        add(
+            "library blamed for a dependent's own new version",
+            [_fraction(*s.own_version_blamed) for s in summaries],
+        )
     add("left with insufficient evidence", [str(s.insufficient) for s in summaries])
     add("median hours to 100% (healthy)", [_number(s.healthy_hours_to_100) for s in summaries])
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]

@@ -30,7 +30,7 @@ from datetime import datetime, timedelta
 import numpy as np
 
 from overview.backtest.realism import TIDY, WorldSpec
-from overview.backtest.scenarios import Update
+from overview.backtest.scenarios import DEPENDENT_VERSION, Update
 from overview.evidence.sources.base import CrashReportRecord
 from packages.domain import apt_phasing
 
@@ -152,6 +152,20 @@ class UpdateWorld:
         obeying = float(np.mean(self.spec.installed(middle, self.update.uptake_hours)))
         return self.spec.ignorers + (1 - self.spec.ignorers) * obeying
 
+    def fleet(self, number: int, percentage: int) -> list[tuple[str, bool]]:
+        """The machines whose fleet agent reports this hour (spec.fleet_agents_per_hour, a
+        uniform sample), each with whether it runs the new version. Its own draws: the
+        crashes are the same with or without agents."""
+        rng = _seeded(self.seed, self.update.id, "fleet", number)
+        sample = []
+        for _ in range(min(self.spec.fleet_agents_per_hour, self.update.machines)):
+            index = rng.randrange(self.update.machines)
+            known = index in self._machines
+            sample.append((self.machine(index)[0], self._installed(index, percentage)))
+            if not known:  # not kept: the agents would fill the cache with idle machines
+                del self._machines[index]
+        return sample
+
     def _pick(self, rng: random.Random, *, on_new: bool, percentage: int) -> str | None:
         for _ in range(_MAX_TRIES):
             index = rng.randrange(self.update.machines)
@@ -253,6 +267,8 @@ class UpdateWorld:
         self, rng: random.Random, number: int, moment: datetime, percentage: int, busy: float = 1.0
     ) -> list[CrashReportRecord]:
         update = self.update
+        if update.dependents is not None:
+            return self._dependents_as_told(rng, number, moment, percentage, busy)
         dependent = f"{update.source_package}-rdeps"
         reports = []
         for n in range(poisson(rng, update.machines * self.dependents * busy / 24)):
@@ -276,6 +292,53 @@ class UpdateWorld:
                     package_versions={update.source_package: version, dependent: "1.0-1"},
                 )
             )
+        return reports
+
+    def _dependents_as_told(
+        self, rng: random.Random, number: int, moment: datetime, percentage: int, busy: float
+    ) -> list[CrashReportRecord]:
+        """The dependents as the scenario says they crash: two of them, `-app` and
+        `-rdeps`, each half the traffic, `ratio` × as often on machines with the new version.
+        A dependent's own update (`-app`'s) goes to exactly the machines that take this
+        one, in the same run: the hardest case for telling whose fault its crashes are."""
+        update = self.update
+        told = update.dependents
+        assert told is not None
+        rate = told.crashes_per_machine_day
+        if rate is None:
+            rate = self.dependents
+        share = self.installed_share(percentage)
+        own = told.own_update
+        reports: list[CrashReportRecord] = []
+        for name in (f"{update.source_package}-app", f"{update.source_package}-rdeps"):
+            for on_new in (False, True):
+                mean = update.machines * (share if on_new else 1 - share) * rate / 2 / 24
+                version = DEPENDENT_VERSION
+                if on_new:
+                    mean *= told.ratio
+                    if own is not None and name.endswith("-app"):
+                        mean *= own.ratio
+                        version = own.version
+                for _ in range(poisson(rng, self._mixed(rng, mean * busy))):
+                    machine = self._pick(rng, on_new=on_new, percentage=percentage)
+                    if machine is None:
+                        continue
+                    library = update.version if on_new else update.previous_version
+                    reports.append(
+                        CrashReportRecord(
+                            external_id=f"{update.id}:{self.release}:{number}:{name}:{len(reports)}",
+                            signature=f"/usr/bin/{name}:11:elsewhere",
+                            release=self.release,
+                            source_package=name,
+                            version=version,
+                            architecture="amd64",
+                            reported_at=moment + timedelta(seconds=rng.randrange(3600)),
+                            system_id=machine,
+                            stack_trace="#0 elsewhere ()",
+                            function="elsewhere",
+                            package_versions={update.source_package: library, name: version},
+                        )
+                    )
         return reports
 
     # The previous version's past ----------------------------------------------------------

@@ -26,7 +26,10 @@ def subject(publication: Publication, kinds: set[str]) -> str:
     where = f"[{publication.release.codename}/{publication.source_package.name}]"
     if ProblemKind.NEW_BUCKET in kinds:
         return f"{where} Possible regression"
-    return f"{where} Increase in crash rate"
+    if ProblemKind.INCREASED_RATE in kinds or ProblemKind.DEPENDENTS not in kinds:
+        return f"{where} Increase in crash rate"
+    # Phasing's own kind (Ubuntu's phased-updater has none): said as plainly.
+    return f"{where} Dependents crash more"
 
 
 def ubuntu_halt_notifications(

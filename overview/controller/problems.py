@@ -10,7 +10,7 @@ from django.db import transaction
 from django.db.models import Q
 
 from overview.evidence.sources.base import ProblemRecord
-from overview.models import ErrorBucket, Problem, ProblemKind
+from overview.models import VERSION_WIDE_KINDS, ErrorBucket, Problem, ProblemKind
 
 log = logging.getLogger(__name__)
 
@@ -140,8 +140,9 @@ def problems_record(
                     problem.last_seen_at = now
                     to_update.append(problem)
     for key, problem in existing.items():
-        # A new bucket stays a problem once seen; a rate can fall back below the baseline.
-        if key not in seen and problem.active and problem.kind == ProblemKind.INCREASED_RATE:
+        # A new bucket stays a problem once seen; a rate (the version's own, or its
+        # dependents') can fall back below the baseline.
+        if key not in seen and problem.active and problem.kind in VERSION_WIDE_KINDS:
             problem.active = False
             to_update.append(problem)
     if to_create:

@@ -18,6 +18,8 @@ Problems come from the crash source (a bucket new in this version, by Ubuntu's r
 from the policy's judge of the crash rate: Ubuntu's rules as the source applies them, or
 the sequential test over the crash data held locally (overview.judges.pipeline), which also gives
 every update a verdict and its evidence (overview.judges.verdicts), written each tick.
+Under the sequential judge a third kind: the update's dependents crash more on machines
+that have it (overview.judges.dependents).
 
 Crash data is fetched before the transaction (it may be HTTP); the decisions are taken
 and written in one short transaction over rows locked with SELECT ... FOR UPDATE, so a
@@ -48,8 +50,8 @@ from overview.evidence.sources.base import (
     checked,
     unavailable,
 )
+from overview.judges import dependents, verdicts
 from overview.judges import pipeline as judging
-from overview.judges import verdicts
 from overview.judges.crash_source import crash_source as configured_crash_source
 from overview.models import Problem, Verdict
 from packages.domain import policy as policy_rules
@@ -141,6 +143,14 @@ def tick(
     queries = {p.pk: _query(p) for p in candidates}
     answers = _fetch_answers(source, list(dict.fromkeys(queries.values())), now)
     judgements, judge_failures = verdicts.judgements_of(candidates, source, now)
+    # Library regressions: the dependents' crashes with and without each update, when
+    # the crash data are held here (overview.judges.dependents).
+    found, failed = dependents.judgements_of(
+        [p for p in candidates if p.pk in judgements or p.pk in judge_failures],
+        test=judging.judge_settings(),
+        now=now,
+    )
+    judge_failures = {**failed, **judge_failures}
     needs = together.tick_needs(candidates)
 
     with transaction.atomic():
@@ -152,7 +162,14 @@ def tick(
             .order_by("pk")
         )
         decisions = _decide_all(
-            locked, queries, answers, judgements, needs, now=now, judge_failures=judge_failures
+            locked,
+            queries,
+            answers,
+            judgements,
+            needs,
+            now=now,
+            judge_failures=judge_failures,
+            dependents_found=found,
         )
         if dry_run:
             transaction.set_rollback(True)
@@ -168,16 +185,24 @@ def _decide_all(
     *,
     now: datetime,
     judge_failures: dict[int, str] | None = None,
+    dependents_found: dict[int, dependents.DependentsJudgement] | None = None,
 ) -> list[TickOutcome]:
     policies = policies_by_scope()
     judge_failures = judge_failures or {}
+    dependents_found = dependents_found or {}
+    alpha = judging.judge_settings().alpha
     rules_of = {p.pk: policy_rules.resolve_for(policies, p) for p in publications}
     judged = {
-        p.pk: verdicts.rate_answer(
-            answers[queries[p.pk]],
+        p.pk: dependents.with_problem(
+            verdicts.rate_answer(
+                answers[queries[p.pk]],
+                rules_of[p.pk],
+                judgements.get(p.pk),
+                failed=p.pk in judge_failures,
+            ),
             rules_of[p.pk],
-            judgements.get(p.pk),
-            failed=p.pk in judge_failures,
+            dependents_found.get(p.pk),
+            alpha=alpha,
         )
         for p in publications
         if p.pk in queries

@@ -5,6 +5,8 @@
 - VersionSighting: machines whose crash report of *another* package lists a binary at a
   version (apport's dependency versions), per release and hour: how the share of
   machines on a new version is measured (overview.judges.exposure).
+- DependentCrashCount: other packages' crash events on machines with an update's new
+  version and with its previous one (overview.evidence.dependents_counts).
 
 Both are recounted from the stored reports for exactly the hours a batch touched, so a
 rerun, a late report or two ingests at once end in the same numbers: in SQL, PostgreSQL's
@@ -20,6 +22,7 @@ from datetime import datetime, timedelta
 
 from django.db import connection, models
 
+from overview.evidence import dependents_counts
 from overview.models import CrashReport, HourlyCrashCount, VersionSighting
 from packages.models import Publication
 
@@ -99,6 +102,7 @@ def _recount_sqlite(keys: set[HourKey]) -> None:
             'ON CONFLICT (release_id, "binary", version, hour) '
             "DO UPDATE SET machines = excluded.machines"
         )
+        dependents_counts.recount_sqlite(cursor)
 
 
 def _table(model: type[models.Model]) -> str:
@@ -152,5 +156,10 @@ def _recount_sql(keys: set[HourKey]) -> None:
             "GROUP BY k.release_id, left(v.key, 200), left(v.value, 200), k.hour "
             'ON CONFLICT (release_id, "binary", version, hour) '
             "DO UPDATE SET machines = EXCLUDED.machines",
+            [[h[0] for h in hours], [h[1] for h in hours]],
+        )
+        dependents_counts.recount_postgresql(
+            cursor,
+            "unnest(%s::bigint[], %s::timestamptz[]) AS k(release_id, hour)",
             [[h[0] for h in hours], [h[1] for h in hours]],
         )

@@ -23,7 +23,7 @@ from django.db import connection
 from django.db.backends.utils import CursorWrapper
 from django.db.models import Model
 
-from overview.evidence import partitions
+from overview.evidence import dependents_counts, partitions
 from overview.evidence.sources.base import CrashReportRecord
 from overview.models import (
     BucketSystem,
@@ -222,6 +222,11 @@ def _recount_hours(cursor: CursorWrapper) -> None:
         "GROUP BY k.release_id, left(v.key, 200), left(v.value, 200), k.hour "
         'ON CONFLICT (release_id, "binary", version, hour) '
         "DO UPDATE SET machines = EXCLUDED.machines"
+    )
+    dependents_counts.recount_postgresql(
+        cursor,
+        "(SELECT DISTINCT release_id, hour FROM stored_crash_report WHERE crashed) k",
+        [],
     )
 
 

@@ -60,6 +60,11 @@ def describe_problem(problem: Problem) -> str:
     """A problem as the halt event, the email and the pages say it: the test and figures."""
     if problem.detail:
         return problem.detail
+    if problem.kind == ProblemKind.DEPENDENTS:
+        return (
+            f"its dependents crash more with this version "
+            f"({plural(problem.report_count, 'crash event')} of theirs with it)"
+        )
     if problem.kind == ProblemKind.INCREASED_RATE:
         return (
             f"increased crash rate ({problem.report_count} today, "

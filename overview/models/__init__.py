@@ -2,7 +2,9 @@
 overrides, emails (evidence), what the judges read and concluded (judging), and the
 last run of each periodic job (operations), where notices go and how each went (webhooks)."""
 
+from overview.models.dependents import DependentCrashCount
 from overview.models.evidence import (
+    VERSION_WIDE_KINDS,
     BucketSystem,
     BucketVersionStat,
     CrashCounter,
@@ -34,6 +36,7 @@ __all__ = [
     "CrashCounter",
     "CrashReport",
     "DeliveryStatus",
+    "DependentCrashCount",
     "EndpointFormat",
     "ErrorBucket",
     "FleetReport",
@@ -48,6 +51,7 @@ __all__ = [
     "ProblemQuerySet",
     "ProblemType",
     "ReceivedCrash",
+    "VERSION_WIDE_KINDS",
     "Verdict",
     "VersionSighting",
     "WebhookDelivery",

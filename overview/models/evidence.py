@@ -186,6 +186,14 @@ class BucketSystem(models.Model):
 class ProblemKind(models.TextChoices):
     NEW_BUCKET = "new_bucket", "New in this version"
     INCREASED_RATE = "increased_rate", "Increased crash rate"
+    # A library's update whose dependents crash more on machines that have it
+    # (overview.judges.dependents): no bucket of its own, one per publication, like a rate.
+    DEPENDENTS = "dependents", "Dependents crash more with this version"
+
+
+# The kinds of problem about a whole version rather than one bucket: overridden per
+# package and version, one per publication, and cleared when no longer reported.
+VERSION_WIDE_KINDS = (ProblemKind.INCREASED_RATE, ProblemKind.DEPENDENTS)
 
 
 class OverrideQuerySet(models.QuerySet["Override"]):
@@ -205,7 +213,7 @@ class OverrideQuerySet(models.QuerySet["Override"]):
                 source_package=OuterRef("publication__source_package"),
                 kind=OuterRef("kind"),
             )
-            .filter(Q(kind=ProblemKind.INCREASED_RATE) | Q(bucket=OuterRef("bucket")))
+            .filter(Q(kind__in=VERSION_WIDE_KINDS) | Q(bucket=OuterRef("bucket")))
         )
 
 
@@ -232,7 +240,8 @@ class ProblemQuerySet(models.QuerySet["Problem"]):
 
 
 class Problem(models.Model):
-    """A bucket new in this version, or a clear rise in crash rate, for one publication."""
+    """A bucket new in this version, a clear rise in crash rate, or (a library's update)
+    its dependents crashing more on machines that have it, for one publication."""
 
     publication = models.ForeignKey(Publication, on_delete=models.CASCADE, related_name="problems")
     kind = models.CharField(max_length=20, choices=ProblemKind.choices)
@@ -265,6 +274,11 @@ class Problem(models.Model):
                 fields=("publication",),
                 condition=Q(kind="increased_rate"),
             ),
+            models.UniqueConstraint(
+                name="one_dependents_problem",
+                fields=("publication",),
+                condition=Q(kind="dependents"),
+            ),
             models.CheckConstraint(
                 name="new_bucket_problem_has_bucket",
                 condition=~Q(kind="new_bucket") | Q(bucket__isnull=False),
@@ -274,6 +288,8 @@ class Problem(models.Model):
     def __str__(self) -> str:
         if self.kind == ProblemKind.INCREASED_RATE:
             return "increased crash rate"
+        if self.kind == ProblemKind.DEPENDENTS:
+            return "dependents crash more with this version"
         if self.bucket is not None and self.bucket.is_install_failure:
             return f"install failure: {self.bucket}"
         return str(self.bucket)
@@ -301,13 +317,14 @@ class Override(models.Model):
     """A triager's statement that a problem was not introduced by the update."""
 
     INCREASED_RATE = "increased-rate"
+    DEPENDENTS = "dependents"
 
     source_package = models.ForeignKey(
         SourcePackage, on_delete=models.CASCADE, related_name="overrides"
     )
     # Blank: every version of the package.
     version = models.CharField(max_length=200, blank=True, validators=[validate_version])
-    # Null with kind increased_rate: the rate problem; otherwise one bucket.
+    # Null with kind increased_rate or dependents: that problem; otherwise one bucket.
     bucket = models.ForeignKey(
         ErrorBucket, null=True, blank=True, on_delete=models.CASCADE, related_name="overrides"
     )
@@ -342,6 +359,11 @@ class Override(models.Model):
                 fields=("source_package", "version"),
                 condition=Q(revoked_at__isnull=True, kind="increased_rate"),
             ),
+            models.UniqueConstraint(
+                name="one_live_dependents_override",
+                fields=("source_package", "version"),
+                condition=Q(revoked_at__isnull=True, kind="dependents"),
+            ),
             models.CheckConstraint(
                 name="bucket_override_has_bucket",
                 condition=~Q(kind="new_bucket") | Q(bucket__isnull=False),
@@ -358,7 +380,11 @@ class Override(models.Model):
 
     def __str__(self) -> str:
         scope = self.version or "all versions"
-        thing = self.INCREASED_RATE if self.kind == ProblemKind.INCREASED_RATE else self.bucket
+        things = {
+            ProblemKind.INCREASED_RATE: self.INCREASED_RATE,
+            ProblemKind.DEPENDENTS: self.DEPENDENTS,
+        }
+        thing = things.get(ProblemKind(self.kind), self.bucket)
         return f"{self.source_package} {scope}: {thing}"
 
     @property

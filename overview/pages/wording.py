@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from overview.controller.rule import Action
-from overview.models import Assessment
+from overview.models import Assessment, Problem, ProblemKind
 from overview.pages.outlook import Outlook
 from overview.pages.selectors import Averted, ReleaseSummary
 from overview.pages.words import plural
@@ -164,3 +164,14 @@ def averted_words(averted: Averted) -> str:
         + (f"; {plural(more, 'other halt')} without an estimate yet" if more else "")
         + ")."
     )
+
+
+def problem_counts(problem: Problem) -> str:
+    """What a problem's counts are, by its kind: '12 reports from 5 systems' (a bucket),
+    '40 crash events on this version' (its rate), '40 crash events of its dependents with
+    this version' (a library's dependents): never '40 reports from 0 systems'."""
+    if problem.kind == ProblemKind.DEPENDENTS:
+        return f"{plural(problem.report_count, 'crash event')} of its dependents with this version"
+    if problem.kind == ProblemKind.INCREASED_RATE:
+        return f"{plural(problem.report_count, 'crash event')} on this version"
+    return f"{plural(problem.report_count, 'report')} from {plural(problem.system_count, 'system')}"

@@ -25,6 +25,7 @@ for _name in (
     "verdict_label",
     "share_line",
     "averted_words",
+    "problem_counts",
 ):
     register.filter(_name, getattr(wording, _name))
 

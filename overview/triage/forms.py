@@ -6,7 +6,7 @@ import django_filters
 from django import forms
 from django.db.models import Q, QuerySet
 
-from overview.models import BucketVersionStat, CrashReport, ErrorBucket, Problem
+from overview.models import BucketVersionStat, CrashReport, ErrorBucket, Problem, ProblemKind
 from packages.models import SourcePackage
 from packages.validators import validate_version
 
@@ -106,10 +106,24 @@ class BucketOverrideForm(_ScopeMixin):
 
 
 class RateOverrideForm(_ScopeMixin):
-    """Override the increased-crash-rate problem of a package."""
+    """Override a problem of a whole version: its increased crash rate, or its dependents
+    crashing more with it (a library's update)."""
 
     source_package = forms.CharField(max_length=200, label="Package")
-    field_order = ("source_package", "version", "all_versions", "reason")
+    kind = forms.ChoiceField(
+        choices=[
+            (ProblemKind.INCREASED_RATE, "Increased crash rate"),
+            (ProblemKind.DEPENDENTS, "Its dependents crash more with this version"),
+        ],
+        initial=ProblemKind.INCREASED_RATE,
+        required=False,  # an older form (or script) that does not say: the rate
+        label="Problem",
+    )
+
+    def clean_kind(self) -> str:
+        return self.cleaned_data.get("kind") or ProblemKind.INCREASED_RATE
+
+    field_order = ("source_package", "kind", "version", "all_versions", "reason")
 
     def clean_source_package(self) -> SourcePackage:
         name = self.cleaned_data["source_package"].strip()

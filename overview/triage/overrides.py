@@ -16,7 +16,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from overview.models import ErrorBucket, Override, ProblemKind
+from overview.models import VERSION_WIDE_KINDS, ErrorBucket, Override, ProblemKind
 from packages.domain import inputs
 from packages.models import SourcePackage
 from packages.public_names import TRIAGER, public_name
@@ -58,7 +58,7 @@ def override_create(
         raise ValidationError(f"unknown kind of problem: {kind!r}")
     if kind == ProblemKind.NEW_BUCKET and bucket is None:
         raise ValidationError("overriding a new bucket needs the bucket")
-    if kind == ProblemKind.INCREASED_RATE:
+    if kind in VERSION_WIDE_KINDS:
         bucket = None
     version = _normalise_version(version)
     if problem := inputs.version_problem(version, blank=True):

@@ -187,7 +187,7 @@ def rate_override(request: HttpRequest) -> HttpResponse:
         override = override_create(
             source_package=data["source_package"],
             version=data["version"],
-            kind=ProblemKind.INCREASED_RATE,
+            kind=data["kind"],
             bucket=None,
             actor=acting_user(request),
             reason=data["reason"],

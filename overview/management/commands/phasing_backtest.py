@@ -135,6 +135,8 @@ class Command(BaseCommand):
                                 "large_busy_median_percentage": s.large_busy_median_percentage,
                                 "large_busy_median_hours": s.large_busy_median_hours,
                                 "healthy_hours_to_100": s.healthy_hours_to_100,
+                                "halts_by_problem": dict(s.halts_by_problem),
+                                "own_version_blamed": list(s.own_version_blamed),
                             }
                             for s in summaries
                         },

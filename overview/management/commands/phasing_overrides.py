@@ -103,6 +103,8 @@ def export_lines() -> list[str]:
     for override in Override.objects.filter(revoked_at__isnull=True).select_related(
         "source_package", "bucket"
     ):
+        if override.kind == ProblemKind.DEPENDENTS:
+            continue  # Phasing's own kind: Ubuntu's file and phased-updater have no such line
         if override.bucket is None:  # the rate: no bucket
             thing = Override.INCREASED_RATE
         else:

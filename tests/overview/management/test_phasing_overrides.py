@@ -107,6 +107,8 @@ def test_export_writes_live_overrides_in_ubuntu_format(settings):
     create_override(
         source_package=tool, version="1.0", kind=ProblemKind.INCREASED_RATE, bucket=None
     )
+    # Phasing's own kind has no line in Ubuntu's file: never exported as a rate.
+    create_override(source_package=tool, version="1.0", kind=ProblemKind.DEPENDENTS, bucket=None)
     revoked = create_override(source_package=SourcePackageFactory(name="gone"), version="9")
     override_revoke(override=revoked, actor=UserFactory(), reason="no")
 
