@@ -23,6 +23,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--updates", type=int, default=300)
     parser.add_argument("--per-hour", type=float, default=2.0)
+    parser.add_argument(
+        "--reuse",
+        action="store_true",
+        help="keep the world a previous run generated (same --updates), so that this "
+        "process's peak memory is the ticks' own, not the generation's",
+    )
     args = parser.parse_args(argv)
     import django
 
@@ -33,14 +39,68 @@ def main(argv: list[str] | None = None) -> int:
 
     call_command("migrate", "--noinput", verbosity=0)
     from overview.controller import tick as controller
-    from overview.evidence.ingest import crash_reports_ingest
-    from overview.evidence.sources.base import CrashReportRecord
     from overview.judges import pipeline as judging
     from overview.judges import reuse
     from overview.judges.local import LocalCrashSource
-    from packages.models import Publication, Release, SourcePackage, SourceSync
+    from overview.models import CrashReport
+    from packages.models import Publication, SourceSync
 
     now = datetime.now(UTC).replace(minute=5, second=0, microsecond=0)
+    kept = args.reuse and Publication.objects.count() == args.updates
+    if kept:
+        # The world's clock: its newest reports came an hour and a half before its `now`.
+        newest = CrashReport.objects.order_by("-reported_at").values_list("reported_at", flat=True)
+        now = newest[0] + timedelta(hours=1, minutes=30)
+    else:
+        generated_world(args, now)
+    SourceSync.objects.update_or_create(
+        name="local:crashes",
+        defaults={"kind": "crashes", "last_attempt_at": now, "last_success_at": now},
+    )
+    source = LocalCrashSource()
+    recall, judge = reuse.recall, judging._judge
+    runs = [0]
+
+    def counted(*a, **k):
+        runs[0] += 1
+        return judge(*a, **k)
+
+    def tick(share_changed: float | None) -> dict:
+        runs[0] = 0
+
+        def partial(keys):
+            found = recall(keys)
+            kept = sorted(found.items())
+            return dict(kept[round(share_changed * len(kept)) :]) if share_changed else found
+
+        settings.PHASING_JUDGEMENT_REUSE = share_changed is not None
+        reuse.recall, judging._judge = partial, counted
+        try:
+            started = time.perf_counter()
+            controller.tick(now=now, dry_run=True, crash_source=source)
+            took = time.perf_counter() - started
+        finally:
+            reuse.recall, judging._judge = recall, judge
+        return {"wall_s": round(took, 3), "judged": runs[0]}
+
+    cache.clear()
+    figures = {"updates": args.updates, "reports": CrashReport.objects.count()}
+    figures["every update judged"] = tick(None)
+    figures["kept, first tick"] = tick(0.0)  # judges all and keeps them
+    figures["kept, 0% changed"] = tick(0.0)
+    figures["kept, 10% changed"] = tick(0.1)
+    figures["kept, 100% changed"] = tick(1.0)
+    figures["peak_rss_mib"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    print(json.dumps(figures))
+    return 0
+
+
+def generated_world(args: argparse.Namespace, now: datetime) -> None:
+    """N updates in phasing in one release and a day of crash reports of both versions."""
+    from overview.evidence.ingest import crash_reports_ingest
+    from overview.evidence.sources.base import CrashReportRecord
+    from packages.models import Publication, Release, SourcePackage
+
     release, _ = Release.objects.get_or_create(codename="noble", defaults={"version": "24.04"})
     Publication.objects.all().delete()
     rng = random.Random(1)
@@ -75,46 +135,6 @@ def main(argv: list[str] | None = None) -> int:
                         )
                     )
     crash_reports_ingest(records, now=now)
-    SourceSync.objects.update_or_create(
-        name="local:crashes",
-        defaults={"kind": "crashes", "last_attempt_at": now, "last_success_at": now},
-    )
-    source = LocalCrashSource()
-    recall, judge = reuse.recall, judging._judge
-    runs = [0]
-
-    def counted(*a, **k):
-        runs[0] += 1
-        return judge(*a, **k)
-
-    def tick(share_changed: float | None) -> dict:
-        runs[0] = 0
-
-        def partial(keys):
-            found = recall(keys)
-            kept = sorted(found.items())
-            return dict(kept[round(share_changed * len(kept)) :]) if share_changed else found
-
-        settings.PHASING_JUDGEMENT_REUSE = share_changed is not None
-        reuse.recall, judging._judge = partial, counted
-        try:
-            started = time.perf_counter()
-            controller.tick(now=now, dry_run=True, crash_source=source)
-            took = time.perf_counter() - started
-        finally:
-            reuse.recall, judging._judge = recall, judge
-        return {"wall_s": round(took, 3), "judged": runs[0]}
-
-    cache.clear()
-    figures = {"updates": args.updates, "reports": len(records)}
-    figures["every update judged"] = tick(None)
-    figures["kept, first tick"] = tick(0.0)  # judges all and keeps them
-    figures["kept, 0% changed"] = tick(0.0)
-    figures["kept, 10% changed"] = tick(0.1)
-    figures["kept, 100% changed"] = tick(1.0)
-    figures["peak_rss_mib"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
-    print(json.dumps(figures))
-    return 0
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 
 from celery import Task, shared_task
+from django.conf import settings
 from django.utils import timezone
 
 from overview.controller import tick as controller
@@ -64,7 +65,32 @@ def tick(self: Task) -> int:
     if _demo_replaying():
         return 0
     with log_context(tick=self.request.id or "eager"), periodic_run_recorded("tick"):
+        if settings.PHASING_TICK_PER_RELEASE:
+            # One task per release, for as many workers as there are: each locks only its
+            # release's updates, so a large archive's tick is spread and never one long
+            # transaction. Returns the releases sent, not the updates decided.
+            releases = controller.releases_in_phasing()
+            for release in releases:
+                tick_release.delay(release)
+            return len(releases)
         return len(controller.tick())
+
+
+@shared_task(
+    name="overview.tasks.tick_release",
+    bind=True,
+    time_limit=600,
+    soft_time_limit=540,
+    acks_late=True,
+    reject_on_worker_lost=True,
+)
+def tick_release(self: Task, release_id: int) -> int:
+    """The tick of one release's updates (PHASING_TICK_PER_RELEASE); a rerun is as
+    harmless as the whole tick's, and ticks of different releases run at once."""
+    if _demo_replaying():
+        return 0
+    with log_context(tick=f"{self.request.id or 'eager'} release {release_id}"):
+        return len(controller.tick(releases=[release_id]))
 
 
 @shared_task(

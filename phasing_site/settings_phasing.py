@@ -154,6 +154,9 @@ PHASING_CRASH_PARTITIONS_AHEAD = env_int("PHASING_CRASH_PARTITIONS_AHEAD", 7, mi
 PHASING_AVERTED_DAYS = env_int("PHASING_AVERTED_DAYS", 7, minimum=1)
 
 PHASING_TICK_INTERVAL = env_seconds("PHASING_TICK_INTERVAL", timedelta(minutes=5))
+# The beat's tick sends one task per release with updates in phasing (overview.tasks.
+# tick_release), which several workers take at once; off: one tick decides every update.
+PHASING_TICK_PER_RELEASE = env_bool("PHASING_TICK_PER_RELEASE", False)
 PHASING_SYNC_INTERVAL = env_seconds("PHASING_SYNC_INTERVAL", timedelta(minutes=5))
 # The sync's lock is held this long past its last sign of work: a worker killed mid-sync
 # delays the next sync by at most this much.

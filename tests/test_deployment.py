@@ -285,6 +285,104 @@ def test_two_workers_and_one_beat_step_halt_and_email_once_even_when_a_worker_di
     assert len(subjects) == 2 * REGRESSED and len(set(subjects)) == REGRESSED
 
 
+RELEASES = ("alpha", "beta", "gamma", "delta")
+
+
+def _releases_in_phasing() -> None:
+    """Four releases; in each, updates due a step, one not due yet, one paused, and one
+    whose new version crashes on five machines (a new bucket: a halt)."""
+    now = timezone.now()
+    for n, codename in enumerate(RELEASES):
+        release = ReleaseFactory(codename=codename, version=f"9{n}.04")
+        for name, fields in (
+            *((f"due{k}", {"last_increase_at": now - timedelta(hours=7)}) for k in range(3)),
+            ("recent", {"last_increase_at": now - timedelta(minutes=10)}),
+            (
+                "paused",
+                {"state": PhasingState.PAUSED, "last_increase_at": now - timedelta(hours=7)},
+            ),
+            ("crashing", {"last_increase_at": now - timedelta(hours=7)}),
+        ):
+            PublicationFactory(
+                release=release,
+                source_package__name=f"{name}-{codename}",
+                version="2.0-1",
+                previous_version="1.0-1",
+                signer=PersonFactory(),
+                date_published=now - timedelta(days=2),
+                **fields,
+            )
+        crash_reports_ingest(
+            CrashReportRecord(
+                external_id=f"crash-{codename}-{system}",
+                signature=f"/usr/bin/crashing-{codename}:11:crash_here",
+                release=codename,
+                source_package=f"crashing-{codename}",
+                version="2.0-1",
+                architecture="amd64",
+                reported_at=now - timedelta(minutes=30),
+                system_id=f"system-{system}",
+                stack_trace="#0 crash_here ()",
+                function="crash_here",
+            )
+            for system in range(5)
+        )
+
+
+def test_a_tick_split_per_release_on_two_workers_decides_as_one_whole_tick(tmp_path, settings):
+    """PHASING_TICK_PER_RELEASE: the beat's tick sends one task per release, two workers
+    take them at once, and every update ends where one whole tick would have put it."""
+    from overview import tasks
+    from overview.controller import tick as controller
+    from overview.controller.rule import Action
+
+    settings.PHASING_CRASH_SOURCE = "local"
+    _releases_in_phasing()
+    # What one whole tick decides (rolled back: nothing written).
+    whole = {d.publication_id: d for d in controller.tick(dry_run=True)}
+    assert {d.action for d in whole.values()} == {Action.ADVANCE, Action.HOLD, Action.HALT}
+
+    deployment = Deployment(tmp_path)
+    worker = procfile_command("worker")
+    for name in ("worker-1", "worker-2"):
+        deployment.start(name, worker, CELERY_WORKER_NAME=name, PHASING_TICK_PER_RELEASE="1")
+    try:
+        # Both listen before the tick is sent, so that neither can take every release alone.
+        assert _wait_for(
+            lambda: all(" ready." in deployment.log(w) for w in ("worker-1", "worker-2")), 60
+        ), deployment.log("worker-1")[-2000:] + deployment.log("worker-2")[-2000:]
+        tasks.tick.apply_async(queue=deployment.queue)
+
+        def ticked() -> list[str]:
+            return [
+                line
+                for name in ("worker-1", "worker-2")
+                for line in deployment.log(name).splitlines()
+                if "overview.tasks.tick_release[" in line and "succeeded in" in line
+            ]
+
+        assert _wait_for(lambda: len(ticked()) >= len(RELEASES), 90), (
+            deployment.log("worker-1")[-2000:] + deployment.log("worker-2")[-2000:]
+        )
+    finally:
+        deployment.stop()
+
+    # One task per release, and both workers took some.
+    assert len(ticked()) == len(RELEASES)
+    for name in ("worker-1", "worker-2"):
+        assert "overview.tasks.tick_release[" in deployment.log(name), name
+    for publication in Publication.objects.all():
+        decided = whole[publication.pk]
+        halted = decided.action == Action.HALT
+        assert (
+            publication.phased_update_percentage,
+            publication.hold_reason,
+            publication.state == PhasingState.HALTED,
+        ) == (0 if halted else decided.new_percentage, decided.hold_reason, halted), decided
+        steps = PhasingEvent.objects.filter(publication=publication).count()
+        assert steps == (0 if decided.action == Action.HOLD else 1), decided
+
+
 def test_the_guide_s_units_run_the_procfile_lines_the_guide_names():
     guide = (ROOT / "docs" / "deploy.md").read_text()
     for name, unit in (

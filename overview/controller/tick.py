@@ -30,11 +30,13 @@ twice. The number of queries does not grow with the number of publications.
 from __future__ import annotations
 
 import logging
+from collections.abc import Collection
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from overview.controller import rule, together
@@ -125,21 +127,37 @@ def _fetch_answers(
     return {q: checked(answers.get(q) or unavailable("no answer")) for q in queries}
 
 
+def _in_phasing() -> QuerySet[Publication]:
+    return Publication.objects.filter(state__in=ACTIVE_STATES, pocket=Pocket.UPDATES)
+
+
+def releases_in_phasing() -> list[int]:
+    """The releases that have updates in phasing: one tick task each (tasks.tick_release)."""
+    return sorted(set(_in_phasing().values_list("release_id", flat=True)))
+
+
 def tick(
     *,
     now: datetime | None = None,
     dry_run: bool = False,
     crash_source: CrashSource | None = None,
+    releases: Collection[int] | None = None,
 ) -> list[TickOutcome]:
-    """Run one controller tick at `now`; with dry_run, decide and report but change nothing."""
+    """Run one controller tick at `now`; with dry_run, decide and report but change nothing.
+
+    `releases` (ids): the updates of these releases only. A tick split into one per
+    release decides every update as one whole tick does, since nothing a decision reads
+    crosses a release (dependencies are between binaries of one release, the judge's
+    belief about uptake is pooled per release); so the ticks of different releases can
+    run at once, on different workers, each locking only its own release's rows.
+    """
     # Days, "today" and the quiet weekend are UTC, whatever offset the caller used.
     now = (now or timezone.now()).astimezone(UTC)
     source = crash_source or configured_crash_source()
-    candidates = list(
-        Publication.objects.filter(state__in=ACTIVE_STATES, pocket=Pocket.UPDATES).select_related(
-            "release", "source_package"
-        )
-    )
+    in_phasing = _in_phasing()
+    if releases is not None:
+        in_phasing = in_phasing.filter(release_id__in=releases)
+    candidates = list(in_phasing.select_related("release", "source_package"))
     queries = {p.pk: _query(p) for p in candidates}
     answers = _fetch_answers(source, list(dict.fromkeys(queries.values())), now)
     judgements, judge_failures = verdicts.judgements_of(candidates, source, now)

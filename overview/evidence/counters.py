@@ -1,17 +1,18 @@
 """The counters the sequential judge reads, kept up to date by the crash report ingest.
 
 - HourlyCrashCount: crash events per release, package, version and UTC hour, a machine
-  counted once per bucket and hour.
+  counted once per bucket and hour (install failures are not crashes: left out).
 - VersionSighting: machines whose crash report of *another* package lists a binary at a
   version (apport's dependency versions), per release and hour: how the share of
   machines on a new version is measured (overview.judges.exposure).
 - DependentCrashCount: other packages' crash events on machines with an update's new
   version and with its previous one (overview.evidence.dependents_counts).
 
-Both are recounted from the stored reports for exactly the hours a batch touched, so a
-rerun, a late report or two ingests at once end in the same numbers: in SQL, PostgreSQL's
-or SQLite's (the two supported databases), since reading the rows back into Python cost
-more than storing them. Reports from
+Here both are recounted from the stored reports for exactly the hours a batch touched:
+SQLite's ingest does that, in SQL, since reading the rows back into Python cost more than
+storing them. PostgreSQL's ingest adds to them instead (overview.evidence.ingest_sql),
+to the same numbers (tests/overview/evidence/test_ingest.py holds the two to one
+definition). Reports from
 automated testing and -proposed never count, as in the error tracker's counters.
 """
 
@@ -23,7 +24,13 @@ from datetime import datetime, timedelta
 from django.db import connection, models
 
 from overview.evidence import dependents_counts
-from overview.models import CrashReport, HourlyCrashCount, VersionSighting
+from overview.models import (
+    CrashReport,
+    ErrorBucket,
+    HourlyCrashCount,
+    ProblemType,
+    VersionSighting,
+)
 from packages.models import Publication
 
 # (release id, source package id, version, hour)
@@ -56,6 +63,7 @@ def _recount_sqlite(keys: set[HourKey]) -> None:
     publication = _table(Publication)
     adapt = connection.ops.adapt_datetimefield_value
     counted = "NOT r.automated_testing AND NOT r.from_proposed"
+    crash = _crash_bucket()
     hour = timedelta(hours=1)
     with connection.cursor() as cursor:
         cursor.execute(
@@ -82,7 +90,7 @@ def _recount_sqlite(keys: set[HourKey]) -> None:
             f"FROM judging_keys k JOIN {report} r ON r.release_id = k.release_id "
             "AND r.source_package_id = k.source_package_id AND r.version = k.version "
             f"AND r.reported_at >= k.hour AND r.reported_at < k.hour_end AND {counted} "
-            "WHERE true GROUP BY k.release_id, k.source_package_id, k.version, k.hour "
+            f"AND {crash} WHERE true GROUP BY k.release_id, k.source_package_id, k.version, k.hour "
             "ON CONFLICT (source_package_id, release_id, version, hour) "
             "DO UPDATE SET reports = excluded.reports, events = excluded.events"
         )
@@ -105,6 +113,14 @@ def _recount_sqlite(keys: set[HourKey]) -> None:
         dependents_counts.recount_sqlite(cursor)
 
 
+def _crash_bucket() -> str:
+    """SQL: report r is in a crash's bucket (an install failure is not a crash)."""
+    return (
+        f"r.bucket_id NOT IN (SELECT id FROM {_table(ErrorBucket)} "
+        f"WHERE problem_type = '{ProblemType.INSTALL_FAILURE.value}')"
+    )
+
+
 def _table(model: type[models.Model]) -> str:
     return connection.ops.quote_name(model._meta.db_table)
 
@@ -121,6 +137,7 @@ def _recount_sql(keys: set[HourKey]) -> None:
     ordered = sorted(keys)
     columns = [list(column) for column in zip(*ordered, strict=True)]
     counted = "NOT r.automated_testing AND NOT r.from_proposed"
+    crash = _crash_bucket()
     with connection.cursor() as cursor:
         cursor.execute(
             f"INSERT INTO {hourly} AS h "
@@ -132,7 +149,7 @@ def _recount_sql(keys: set[HourKey]) -> None:
             f"JOIN {report} r ON r.release_id = k.release_id "
             "AND r.source_package_id = k.source_package_id AND r.version = k.version "
             "AND r.reported_at >= k.hour AND r.reported_at < k.hour + interval '1 hour' "
-            f"AND {counted} "
+            f"AND {counted} AND {crash} "
             "GROUP BY k.release_id, k.source_package_id, k.version, k.hour "
             "ON CONFLICT (source_package_id, release_id, version, hour) "
             "DO UPDATE SET reports = EXCLUDED.reports, events = EXCLUDED.events",

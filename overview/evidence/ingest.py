@@ -8,7 +8,7 @@ import logging
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, time
 from itertools import islice
 
 from django.db import DatabaseError, connection, transaction
@@ -18,7 +18,7 @@ from django.utils import timezone
 from overview.evidence import partitions
 from overview.evidence.counters import hour_of, judging_counts_recount
 from overview.evidence.ingest_sql import REPORT_COLUMNS, ingest_batch_sql
-from overview.evidence.retention import too_old
+from overview.evidence.retention import oldest_kept_day
 from overview.evidence.sources.base import CrashReportRecord, bucket_type, install_failure_buckets
 from overview.models import (
     BucketSystem,
@@ -53,33 +53,66 @@ class IngestSummary:
         log.warning("skipped crash report %s: %s", name, why)
 
 
-def _valid(record: CrashReportRecord, releases: dict[str, int], *, now: datetime) -> str:
-    """Why a record cannot be kept, or '' when it can: each field as its column stores it.
+# (why not, JSON texts): why a record is refused, else "" and its environment and
+# package versions as JSON, as it is stored.
+_Checked = tuple[str, tuple[str, str] | None]
+
+
+def _valid(
+    record: CrashReportRecord,
+    releases: dict[str, int],
+    *,
+    now: datetime,
+    names: dict[object, str] | None = None,
+) -> _Checked:
+    """Why a record cannot be kept ("" when it can), each field as its column stores it,
+    and its environment and package versions as JSON (written once, for the check and
+    the store).
 
     The function name and the system id are cut to their columns, as before (a longer
     hash still names the same system); anything else that does not fit is refused.
+    `names`: the answers for package names and versions already checked in this ingest
+    (a feed repeats a few thousand of them in every report, and parsing a Debian version
+    cost more than the rest of a record's checks).
     """
+    names = {} if names is None else names
     if not isinstance(record, CrashReportRecord):
-        return "not a crash report record"
+        return "not a crash report record", None
     if record.release not in releases:
-        return f"unknown release {record.release!r:.60}"
-    return inputs.first_problem(
-        {
-            "external_id": inputs.text_problem(record.external_id, max_length=100, required=True),
-            "signature": inputs.text_problem(record.signature, max_length=1000, required=True),
-            "source_package": inputs.source_name_problem(record.source_package),
-            "version": inputs.version_problem(record.version),
-            "system_id": inputs.text_problem(record.system_id, required=True),
-            "architecture": inputs.text_problem(record.architecture, max_length=20),
-            "reported_at": inputs.moment_problem(record.reported_at, now=now),
-            "stack_trace": inputs.text_problem(record.stack_trace),
-            "function": inputs.text_problem(record.function),
-            "web_link": inputs.text_problem(record.web_link, max_length=1000),
-            "environment": inputs.json_problem(record.environment),
-            "package_versions": inputs.json_problem(record.package_versions),
-            "problem_type": inputs.text_problem(record.problem_type, max_length=40),
-        }
-    )
+        return f"unknown release {record.release!r:.60}", None
+
+    def remembered(check: Callable[[object], str], value: object) -> str:
+        if type(value) is not str:
+            return check(value)
+        key = (check, value)
+        if key not in names:
+            names[key] = check(value)
+        return names[key]
+
+    text = inputs.text_problem
+    for field_name, problem in (
+        ("external_id", lambda: text(record.external_id, max_length=100, required=True)),
+        ("signature", lambda: text(record.signature, max_length=1000, required=True)),
+        ("source_package", lambda: remembered(inputs.source_name_problem, record.source_package)),
+        ("version", lambda: remembered(inputs.version_problem, record.version)),
+        ("system_id", lambda: text(record.system_id, required=True)),
+        ("architecture", lambda: text(record.architecture, max_length=20)),
+        ("reported_at", lambda: inputs.moment_problem(record.reported_at, now=now)),
+        ("stack_trace", lambda: text(record.stack_trace)),
+        ("function", lambda: text(record.function)),
+        ("web_link", lambda: text(record.web_link, max_length=1000)),
+    ):
+        if why := problem():
+            return f"{field_name} {why}", None
+    environment_problem, environment = inputs.json_text(record.environment)
+    if environment_problem:
+        return f"environment {environment_problem}", None
+    versions_problem, package_versions = inputs.json_text(record.package_versions)
+    if versions_problem:
+        return f"package_versions {versions_problem}", None
+    if why := text(record.problem_type, max_length=40):
+        return f"problem_type {why}", None
+    return "", (environment, package_versions)
 
 
 def _safe_link(record: CrashReportRecord) -> CrashReportRecord:
@@ -109,19 +142,24 @@ def crash_reports_ingest(
     now = now or timezone.now()
     releases = dict(Release.objects.values_list("codename", "id"))
     iterator = iter(records)
+    names: dict[object, str] = {}
+    oldest = datetime.combine(oldest_kept_day(now), time(), tzinfo=UTC)
     while batch := list(islice(iterator, BATCH)):
         summary.received += len(batch)
         kept = []
+        texts: dict[int, tuple[str, str] | None] = {}
         for record in batch:
-            why = _valid(record, releases, now=now)
-            if not why and too_old(record.reported_at, now=now):
+            why, json_texts = _valid(record, releases, now=now, names=names)
+            if not why and record.reported_at < oldest:
                 why = "older than the crash reports kept (PHASING_CRASH_REPORT_RETENTION_DAYS)"
             if why:
                 summary.skip(f"{getattr(record, 'external_id', '?')!r:.120}", why)
                 continue
-            kept.append(_safe_link(record))
+            record = _safe_link(record)
+            kept.append(record)
+            texts[id(record)] = json_texts
         skipped_before = summary.skipped
-        inserted = _ingest_batch_or_each(kept, releases, summary)
+        inserted = _ingest_batch_or_each(kept, releases, summary, texts)
         summary.inserted += inserted
         summary.duplicates += len(kept) - inserted - (summary.skipped - skipped_before)
         if progress:
@@ -130,7 +168,10 @@ def crash_reports_ingest(
 
 
 def _ingest_batch_or_each(
-    records: Sequence[CrashReportRecord], releases: dict[str, int], summary: IngestSummary
+    records: Sequence[CrashReportRecord],
+    releases: dict[str, int],
+    summary: IngestSummary,
+    texts: dict[int, tuple[str, str] | None],
 ) -> int:
     """The batch in one go; if the database refuses it, each record alone, so a record
     that no check foresaw is skipped by itself and the reports beside it are kept."""
@@ -138,7 +179,7 @@ def _ingest_batch_or_each(
     # (ValueError) fails like a database that refuses the row: that record alone.
     unstorable = (DatabaseError, UnicodeError, ValueError)
     try:
-        return _ingest_batch(records, releases)
+        return _ingest_batch(records, releases, texts)
     except unstorable as error:
         log.warning(
             "a crash batch failed (%s); storing its %d reports one by one", error, len(records)
@@ -146,13 +187,19 @@ def _ingest_batch_or_each(
     inserted = 0
     for record in records:
         try:
-            inserted += _ingest_batch([record], releases)
+            inserted += _ingest_batch([record], releases, texts)
         except unstorable as error:
             summary.skip(f"{record.external_id!r:.120}", f"the database refused it: {error}")
     return inserted
 
 
-def _ingest_batch(records: Sequence[CrashReportRecord], releases: dict[str, int]) -> int:
+def _ingest_batch(
+    records: Sequence[CrashReportRecord],
+    releases: dict[str, int],
+    texts: dict[int, tuple[str, str] | None],
+) -> int:
+    """`texts`: each record's environment and package versions as JSON, by id of the
+    record (from its check)."""
     if not records:
         return 0
     if bulk.uses_postgresql():
@@ -166,6 +213,7 @@ def _ingest_batch(records: Sequence[CrashReportRecord], releases: dict[str, int]
                 packages=packages,
                 buckets=buckets,
                 failing=install_failure_buckets(fresh, buckets),
+                json_texts=texts,
             )
     with transaction.atomic():
         known = set(

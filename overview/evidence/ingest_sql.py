@@ -1,17 +1,23 @@
 """The PostgreSQL ingest of crash reports as a handful of set-based statements.
 
-The rows go over in COPY's stream into a scratch table; one INSERT ... SELECT stores the
-new ones and keeps what it stored in a second scratch table; every counter is then
-brought up to date from that table by one statement each, so no stored row comes back
-to Python and no counter is recounted from the whole report table:
+The rows go over in COPY's stream into a scratch table. Before they are stored, one
+statement each asks which of them add a crash event or a sighting to the judges' hourly
+counts (an index probe per report: has this machine already reported in this hour?).
+One INSERT ... SELECT then stores the new ones and keeps what it stored in a second
+scratch table, and every counter grows from those tables by one statement each: no
+stored row comes back to Python and no counter is recounted from the report table, so
+a batch costs the same however many reports are stored, and the counters stay right
+after a purge drops the reports they were counted from.
 
-- daily counters (CrashCounter) and bucket statistics (BucketVersionStat) grow by exactly
-  the rows stored (a report is stored once), distinct systems through the set of systems
-  seen per bucket and version (BucketSystem), which only ever grows: so the counters stay
-  right after a purge drops the reports they were counted from;
-- the judges' hourly counts (HourlyCrashCount, VersionSighting) count distinct machines
-  within an hour, so they are recounted from the reports of the hours touched (hours are
-  inside the retention window: older reports are refused before they get here).
+- daily counters (CrashCounter) and bucket statistics (BucketVersionStat) grow by the
+  rows stored (a report is stored once), distinct systems through the set of systems
+  seen per bucket and version (BucketSystem);
+- the judges' hourly counts (HourlyCrashCount, VersionSighting) grow by the reports
+  stored and by the machines new to their hour. Two ingests at once take turns per
+  release (an advisory lock), so that each sees what the other stored.
+
+The first version recounted every report of each hour a batch touched; the recount stays
+for SQLite (overview.evidence.counters), and a test holds both to the same numbers.
 """
 
 from __future__ import annotations
@@ -52,6 +58,14 @@ REPORT_COLUMNS = (
     "external_id",
 )
 _KEY = "release_id, source_package_id, version"
+# A timestamp's UTC hour, in SQL: the hour the judges' counts are kept by.
+_HOUR = "date_trunc('hour', {0} AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'"
+# The first key of the advisory lock an ingest holds per release (the second is the
+# release's id): "PH".
+INGEST_LOCK = 0x5048
+# Ends a NOT EXISTS subquery that must stay an index probe per row: without it, the
+# planner may turn it into an anti-join that reads every stored report.
+_PROBE = "OFFSET 0"
 
 
 def _table(model: type[Model]) -> str:
@@ -65,14 +79,27 @@ def ingest_batch_sql(
     packages: dict[str, int],
     buckets: dict[str, int],
     failing: set[int],
+    json_texts: dict[int, tuple[str, str] | None] | None = None,
 ) -> int:
     """Store reports (distinct external ids) and bring every counter up to date, in the
     caller's transaction. `failing`: the buckets of install failures, counted in their
-    buckets' statistics but not in the crash rates. Returns how many reports were new."""
+    buckets' statistics but not in the crash rates. `json_texts`: each record's
+    environment and package versions as JSON already (by id of the record), from its
+    check. Returns how many reports were new."""
     columns = ", ".join(REPORT_COLUMNS)
     with connection.cursor() as cursor:
-        _stage(cursor, fresh, releases=releases, packages=packages, buckets=buckets)
+        _stage(
+            cursor, fresh, releases=releases, packages=packages, buckets=buckets, texts=json_texts
+        )
         partitions.ensure_for_staged(cursor, "incoming_crash_report")
+        # Two ingests at once (the crash sync and the intake) take turns per release, so
+        # that each sees the other's reports when it asks what is new to an hour.
+        for release in sorted({releases[r.release] for r in fresh}):
+            cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [INGEST_LOCK, release])
+        # These statements are short and many: compiling them (PostgreSQL's JIT, which
+        # their estimated cost over the partitions triggers) took longer than running them.
+        cursor.execute("SET LOCAL jit = off")
+        _new_to_their_hour(cursor, failing)
         cursor.execute(
             "CREATE TEMPORARY TABLE IF NOT EXISTS stored_crash_report "
             "(release_id bigint, source_package_id bigint, version text, bucket_id bigint, "
@@ -85,21 +112,17 @@ def ingest_batch_sql(
             f"SELECT {columns} FROM incoming_crash_report ON CONFLICT DO NOTHING "
             "RETURNING release_id, source_package_id, version, bucket_id, reported_at, "
             "system_id, NOT (automated_testing OR from_proposed) AS counted) "
-            "INSERT INTO stored_crash_report SELECT release_id, source_package_id, version, "
-            "bucket_id, reported_at, date_trunc('hour', reported_at AT TIME ZONE 'UTC') "
-            "AT TIME ZONE 'UTC', system_id, counted, counted AND bucket_id <> ALL(%s) "
-            "FROM stored",
+            f"INSERT INTO stored_crash_report SELECT release_id, source_package_id, version, "
+            f"bucket_id, reported_at, {_HOUR.format('reported_at')}, system_id, counted, "
+            "counted AND bucket_id <> ALL(%s) FROM stored",
             [sorted(failing)],
         )
         stored = cursor.rowcount
         if stored <= 0:
             return 0
-        # A scratch table has no statistics until analysed: without them the planner
-        # guesses its size and joins the hours to the reports row by row.
-        cursor.execute("ANALYZE stored_crash_report")
         _count_days(cursor)
         _count_buckets(cursor)
-        _recount_hours(cursor)
+        _count_hours(cursor)
         _touch_buckets(cursor)
     return stored
 
@@ -111,6 +134,7 @@ def _stage(
     releases: dict[str, int],
     packages: dict[str, int],
     buckets: dict[str, int],
+    texts: dict[int, tuple[str, str] | None] | None,
 ) -> None:
     columns = ", ".join(REPORT_COLUMNS)
     cursor.execute(
@@ -119,6 +143,7 @@ def _stage(
     )
     cursor.execute("TRUNCATE incoming_crash_report")
     dumps = json.dumps
+    texts = texts or {}
     # COPY goes to the driver's own cursor; its errors are made Django's, as every other
     # statement's are, so the caller can skip what PostgreSQL refuses.
     with (
@@ -126,6 +151,10 @@ def _stage(
         cursor.cursor.copy(f"COPY incoming_crash_report ({columns}) FROM STDIN") as copy,
     ):
         for r in fresh:
+            environment, package_versions = texts.get(id(r)) or (
+                dumps(r.environment),
+                dumps(r.package_versions),
+            )
             copy.write_row(
                 (
                     buckets[r.signature],
@@ -136,8 +165,8 @@ def _stage(
                     r.reported_at,
                     r.system_id[:64],
                     r.stack_trace,
-                    dumps(r.environment),
-                    dumps(r.package_versions),
+                    environment,
+                    package_versions,
                     r.from_proposed,
                     r.automated_testing,
                     r.external_id,
@@ -183,45 +212,80 @@ def _count_buckets(cursor: CursorWrapper) -> None:
     )
 
 
-def _recount_hours(cursor: CursorWrapper) -> None:
-    """The judges' counts of the hours this batch touched, recounted from their reports
-    (a machine is counted once per bucket and hour, so hours cannot be added up)."""
-    report, hourly, sighting = (
-        _table(CrashReport),
-        _table(HourlyCrashCount),
-        _table(VersionSighting),
+def _new_to_their_hour(cursor: CursorWrapper, failing: set[int]) -> None:
+    """What the incoming reports add to the judges' hourly counts, asked before they are
+    stored: a machine counts once per bucket and hour (crash events), and once per
+    binary version and hour (sightings), so a report adds an event or a sighting only
+    if no stored report of its hour already has. Each question is one index probe
+    (`crashreport_release_system_idx`) into the day's partition; a report sent again
+    finds its own first copy and adds nothing."""
+    report, publication = _table(CrashReport), _table(Publication)
+    hour = _HOUR.format("i.reported_at")
+    same_hour = (
+        "r.release_id = i.release_id AND r.system_id = i.system_id "
+        f"AND r.reported_at >= {hour} AND r.reported_at < {hour} + interval '1 hour' "
+        "AND NOT r.automated_testing AND NOT r.from_proposed"
     )
-    counted = "NOT r.automated_testing AND NOT r.from_proposed"
+    counted = "NOT i.automated_testing AND NOT i.from_proposed"
+    cursor.execute(
+        "CREATE TEMPORARY TABLE IF NOT EXISTS new_crash_event (release_id bigint, "
+        "source_package_id bigint, version text, hour timestamptz, events int)"
+    )
+    cursor.execute(
+        "CREATE TEMPORARY TABLE IF NOT EXISTS new_sighting (release_id bigint, "
+        '"binary" text, version text, hour timestamptz, machines int)'
+    )
+    cursor.execute("TRUNCATE new_crash_event, new_sighting")
+    cursor.execute(
+        f"INSERT INTO new_crash_event SELECT {_KEY}, hour, count(*) FROM ("
+        f"SELECT DISTINCT i.release_id, i.source_package_id, i.version, {hour} AS hour, "
+        "i.bucket_id, i.system_id FROM incoming_crash_report i "
+        f"WHERE {counted} AND i.bucket_id <> ALL(%s) "
+        f"AND NOT EXISTS (SELECT 1 FROM {report} r WHERE {same_hour} "
+        "AND r.source_package_id = i.source_package_id AND r.version = i.version "
+        f"AND r.bucket_id = i.bucket_id {_PROBE})) AS e GROUP BY {_KEY}, hour",
+        [sorted(failing)],
+    )
+    own_binary = (
+        f"EXISTS (SELECT 1 FROM {publication} p WHERE p.source_package_id = {{}} "
+        "AND jsonb_exists(p.binaries, v.key))"
+    )
+    cursor.execute(
+        'INSERT INTO new_sighting SELECT release_id, "binary", version, hour, count(*) FROM ('
+        'SELECT DISTINCT i.release_id, left(v.key, 200) AS "binary", '
+        f"left(v.value, 200) AS version, {hour} AS hour, i.system_id "
+        "FROM incoming_crash_report i CROSS JOIN LATERAL jsonb_each_text("
+        "CASE jsonb_typeof(i.package_versions) WHEN 'object' THEN i.package_versions "
+        "ELSE '{}'::jsonb END) AS v "
+        f"WHERE {counted} AND v.value IS NOT NULL "
+        f"AND NOT {own_binary.format('i.source_package_id')} "
+        f"AND NOT EXISTS (SELECT 1 FROM {report} r WHERE {same_hour} "
+        "AND r.package_versions ->> v.key = v.value "
+        f"AND NOT {own_binary.format('r.source_package_id')} {_PROBE})) AS s "
+        'GROUP BY release_id, "binary", version, hour'
+    )
+
+
+def _count_hours(cursor: CursorWrapper) -> None:
+    """The judges' hourly counts grow by the crashes stored and by the events and
+    sightings they added (`_new_to_their_hour`)."""
+    hourly, sighting = _table(HourlyCrashCount), _table(VersionSighting)
     cursor.execute(
         f"INSERT INTO {hourly} AS h ({_KEY}, hour, reports, events) "
-        "SELECT k.release_id, k.source_package_id, k.version, k.hour, count(r.id), "
-        "count(DISTINCT (r.system_id, r.bucket_id)) "
-        f"FROM (SELECT DISTINCT {_KEY}, hour FROM stored_crash_report WHERE crashed) k "
-        f"JOIN {report} r ON r.release_id = k.release_id "
-        "AND r.source_package_id = k.source_package_id AND r.version = k.version "
-        "AND r.reported_at >= k.hour AND r.reported_at < k.hour + interval '1 hour' "
-        f"AND {counted} "
-        "GROUP BY k.release_id, k.source_package_id, k.version, k.hour "
+        "SELECT s.release_id, s.source_package_id, s.version, s.hour, s.reports, "
+        "COALESCE(e.events, 0) "
+        f"FROM (SELECT {_KEY}, hour, count(*) AS reports FROM stored_crash_report "
+        f"WHERE crashed GROUP BY {_KEY}, hour) s "
+        "LEFT JOIN new_crash_event e USING (release_id, source_package_id, version, hour) "
         "ON CONFLICT (source_package_id, release_id, version, hour) "
-        "DO UPDATE SET reports = EXCLUDED.reports, events = EXCLUDED.events"
+        "DO UPDATE SET reports = h.reports + EXCLUDED.reports, "
+        "events = h.events + EXCLUDED.events"
     )
     cursor.execute(
-        f'INSERT INTO {sighting} (release_id, "binary", version, hour, machines) '
-        "SELECT k.release_id, left(v.key, 200), left(v.value, 200), k.hour, "
-        "count(DISTINCT r.system_id) "
-        "FROM (SELECT DISTINCT release_id, hour FROM stored_crash_report WHERE crashed) k "
-        f"JOIN {report} r ON r.release_id = k.release_id "
-        "AND r.reported_at >= k.hour AND r.reported_at < k.hour + interval '1 hour' "
-        f"AND {counted} "
-        "CROSS JOIN LATERAL jsonb_each_text("
-        "CASE jsonb_typeof(r.package_versions) WHEN 'object' THEN r.package_versions "
-        "ELSE '{}'::jsonb END) AS v "
-        f"WHERE v.value IS NOT NULL AND NOT EXISTS (SELECT 1 FROM {_table(Publication)} p "
-        "WHERE p.source_package_id = r.source_package_id "
-        "AND jsonb_exists(p.binaries, v.key)) "
-        "GROUP BY k.release_id, left(v.key, 200), left(v.value, 200), k.hour "
+        f'INSERT INTO {sighting} AS s (release_id, "binary", version, hour, machines) '
+        'SELECT release_id, "binary", version, hour, machines FROM new_sighting '
         'ON CONFLICT (release_id, "binary", version, hour) '
-        "DO UPDATE SET machines = EXCLUDED.machines"
+        "DO UPDATE SET machines = s.machines + EXCLUDED.machines"
     )
     dependents_counts.recount_postgresql(
         cursor,

@@ -22,8 +22,12 @@ class HourlyCrashCount(models.Model):
     testing and -proposed never count, as in the error tracker's counters.
     """
 
-    release = models.ForeignKey(Release, on_delete=models.CASCADE, related_name="+")
-    source_package = models.ForeignKey(SourcePackage, on_delete=models.CASCADE, related_name="+")
+    # No index of their own: the unique key and the (release, hour) index lead with them,
+    # and every index is written again when the ingest adds to a count.
+    release = models.ForeignKey(Release, on_delete=models.CASCADE, related_name="+", db_index=False)
+    source_package = models.ForeignKey(
+        SourcePackage, on_delete=models.CASCADE, related_name="+", db_index=False
+    )
     version = models.CharField(max_length=200)
     hour = models.DateTimeField()
     reports = models.PositiveIntegerField(default=0)
@@ -50,7 +54,8 @@ class VersionSighting(models.Model):
     installed at this version, in one release and UTC hour (from the reports' dependency
     versions). The share on a new version among them measures its uptake."""
 
-    release = models.ForeignKey(Release, on_delete=models.CASCADE, related_name="+")
+    # No index of its own: the unique key leads with it.
+    release = models.ForeignKey(Release, on_delete=models.CASCADE, related_name="+", db_index=False)
     binary = models.CharField(max_length=200)
     version = models.CharField(max_length=200)
     hour = models.DateTimeField()

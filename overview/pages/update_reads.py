@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from django.db import connection
 from django.db.models import F, Prefetch, Q, Window
 from django.db.models.functions import RowNumber
 from django.http import Http404
@@ -155,6 +156,8 @@ def _related(publication: Publication) -> Q | None:
     binaries = {name for name in publication.binaries if isinstance(name, str)}
     if len(names) + len(binaries) > MAX_NAMES_ASKED:
         return None
+    if not connection.features.supports_json_field_contains:
+        return None  # SQLite: the release's updates are read and matched here instead
     related = Q(pk=publication.pk)
     for name in sorted(names):
         related |= Q(binaries__contains=[name])

@@ -39,6 +39,8 @@ _SPACE_OR_CONTROL = re.compile(r"[\s\x00-\x1f]")
 def _encodable(text: str) -> bool:
     """Whether the text can be written as UTF-8: Python's JSON accepts a lone surrogate
     ("\\ud800") that no database driver can send."""
+    if text.isascii():  # the usual case, answered without encoding
+        return True
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
@@ -131,19 +133,30 @@ def count_problem(value: object, *, maximum: int = 2**31 - 1) -> str:
     return ""
 
 
+# One encoder for every check: json.dumps builds one per call when given an option.
+_JSON = json.JSONEncoder(ensure_ascii=False)
+
+
 def json_problem(value: object) -> str:
     """A mapping that PostgreSQL's jsonb can store (no NUL byte anywhere in it)."""
+    return json_text(value)[0]
+
+
+def json_text(value: object) -> tuple[str, str]:
+    """Why a mapping cannot be stored as jsonb (json_problem), else "" and its JSON text,
+    written once for the check and the store alike (a bulk ingest writes every report's)."""
     if not isinstance(value, Mapping):
-        return "is not a mapping"
+        return "is not a mapping", ""
     try:
-        text = json.dumps(value)
+        # Control characters, NUL included, are escaped either way; non-ASCII is kept.
+        text = _JSON.encode(value)
     except (TypeError, ValueError):
-        return "is not plain JSON"
+        return "is not plain JSON", ""
     if "\\u0000" in text:
-        return "contains a NUL byte"
-    if not _encodable(json.dumps(value, ensure_ascii=False)):
-        return "contains a lone surrogate (not valid Unicode)"
-    return ""
+        return "contains a NUL byte", ""
+    if not _encodable(text):
+        return "contains a lone surrogate (not valid Unicode)", ""
+    return "", text
 
 
 def first_problem(checks: Mapping[str, str]) -> str:

@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+import random
+from collections import defaultdict
 from dataclasses import replace
+from datetime import timedelta
 
 import pytest
 from django.db import connection
 
+from overview.evidence import ingest
 from overview.evidence.ingest import crash_reports_ingest
 from overview.evidence.sources.base import CrashReportRecord
-from overview.models import BucketVersionStat, CrashCounter, CrashReport
+from overview.models import (
+    BucketVersionStat,
+    CrashCounter,
+    CrashReport,
+    HourlyCrashCount,
+    VersionSighting,
+)
 from packages.services import bulk
 from packages.services.sync import publications_sync
 from tests.packages.services.sync_fakes import T0, ListSource, record
@@ -117,7 +127,9 @@ def test_a_record_the_database_refuses_is_skipped_alone_even_if_no_check_foresaw
     if connection.vendor != "postgresql":
         pytest.skip("SQLite stores a NUL byte: there is nothing for it to refuse")
     publications_sync(ListSource([record()]), now=T0)
-    monkeypatch.setattr(ingest, "_valid", lambda record, releases, now: "")  # no checks at all
+    monkeypatch.setattr(
+        ingest, "_valid", lambda record, releases, now, names: ("", None)
+    )  # no checks at all
     summary = crash_reports_ingest([crash(1), crash(2, stack_trace="nul\x00"), crash(3)])
     assert (summary.inserted, summary.skipped) == (2, 1)
     assert "the database refused it" in caplog.text
@@ -130,7 +142,9 @@ def test_a_record_the_driver_cannot_encode_is_skipped_alone_even_if_no_check_for
     from overview.evidence import ingest
 
     publications_sync(ListSource([record()]), now=T0)
-    monkeypatch.setattr(ingest, "_valid", lambda record, releases, now: "")  # no checks at all
+    monkeypatch.setattr(
+        ingest, "_valid", lambda record, releases, now, names: ("", None)
+    )  # no checks at all
     batch = [crash(n) for n in range(1, 30)] + [crash(30, stack_trace="#0 \ud800 ()")]
 
     summary = crash_reports_ingest(batch)
@@ -159,3 +173,77 @@ def test_install_failures_count_in_their_bucket_but_not_in_the_daily_crash_count
     assert CrashCounter.objects.get().count == 1  # the crash rate counts crashes
     stat = BucketVersionStat.objects.get(bucket__signature=failure)
     assert (stat.reports, stat.systems, stat.bucket.problem_type) == (2, 2, "package")
+
+
+def _counted_as_defined() -> tuple[dict, dict]:
+    """The judges' hourly counts as their definition states them, from the stored reports:
+    crash events (a machine once per bucket and hour) and reports per version and hour,
+    install failures, automated testing and -proposed left out; and the machines seen per
+    binary version and hour through other packages' reports."""
+    hourly: dict[tuple, tuple[set, int]] = defaultdict(lambda: (set(), 0))
+    sightings: dict[tuple, set] = defaultdict(set)
+    own = {"apport": {"apport", "python3-apport"}}
+    for r in CrashReport.objects.select_related("bucket", "source_package"):
+        if r.automated_testing or r.from_proposed:
+            continue
+        hour = r.reported_at.replace(minute=0, second=0, microsecond=0)
+        if r.bucket.problem_type != "package":
+            key = (r.source_package.name, r.version, hour)
+            events, reports = hourly[key]
+            hourly[key] = (events | {(r.system_id, r.bucket_id)}, reports + 1)
+        for binary, version in r.package_versions.items():
+            if binary not in own.get(r.source_package.name, ()):
+                sightings[(binary, version, hour)].add(r.system_id)
+    return (
+        {k: (len(events), reports) for k, (events, reports) in hourly.items()},
+        {k: len(machines) for k, machines in sightings.items()},
+    )
+
+
+def _counted_by_the_ingest() -> tuple[dict, dict]:
+    hourly = {
+        (c.source_package.name, c.version, c.hour): (c.events, c.reports)
+        for c in HourlyCrashCount.objects.select_related("source_package")
+    }
+    sightings = {
+        (s.binary, s.version, s.hour): s.machines
+        for s in VersionSighting.objects.all()
+        if s.machines
+    }
+    return hourly, sightings
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_hourly_counts_kept_batch_by_batch_are_what_the_stored_reports_say(monkeypatch, seed):
+    """The ingest adds to the judges' hourly counts batch by batch (it never recounts an
+    hour): whatever the batches, a machine counts once per bucket and hour and once per
+    binary version and hour, and reports sent again count once."""
+    publications_sync(
+        ListSource([record(binaries=("apport", "python3-apport")), record(source_package="gdm3")]),
+        now=T0,
+    )
+    monkeypatch.setattr(ingest, "BATCH", 7)  # many batches, so hours span several of them
+    rng = random.Random(seed)
+    failure = "package:apport:2.0-1ubuntu0.1:installed post-installation script failed"
+    drawn = [
+        crash(
+            n,
+            source_package=rng.choice(["apport", "gdm3"]),
+            signature=rng.choice(["/usr/bin/apport:11:crash", "/usr/bin/apport:6:abort", failure]),
+            problem_type="",
+            reported_at=T0 - timedelta(minutes=rng.randrange(4 * 60)),
+            system_id=f"s{rng.randrange(6)}",
+            package_versions=rng.choice(
+                [{}, {"libc6": "2.39"}, {"libc6": "2.40", "apport": "2.0"}, {"python3-apport": "2"}]
+            ),
+            from_proposed=rng.random() < 0.1,
+            automated_testing=rng.random() < 0.1,
+        )
+        for n in range(120)
+    ]
+    sent_again = rng.sample(drawn, 30)
+
+    crash_reports_ingest(drawn[:60])
+    crash_reports_ingest(sent_again + drawn[60:])
+
+    assert _counted_by_the_ingest() == _counted_as_defined()
