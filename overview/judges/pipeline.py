@@ -2,9 +2,11 @@
 
 For each update in phasing: its percentage history (from its events), the crash events of
 its version and of the previous one hour by hour (HourlyCrashCount), and the machines seen
-with each version in other packages' reports (VersionSighting) give the share of machines
-on the new version (overview.judges.exposure) and the test's verdict (overview.judges.sequential). Four
-queries however many updates; the controller writes what it decides from them.
+with each version in other packages' reports (VersionSighting), and the previous version's
+days before the update against the release's other packages' days and hours
+(reads.controls) give the share of machines on the new version (overview.judges.exposure)
+and the test's verdict (overview.judges.sequential, overview.judges.anchored). The same
+number of queries however many updates; the controller writes what it decides from them.
 """
 
 from __future__ import annotations
@@ -105,7 +107,7 @@ def publications_judge(
     }
     # The previous version's history counts where a level shift of the whole release
     # cancels in it (measured against the release's other packages); against its own days
-    # alone only with PHASING_JUDGE_HISTORY (docs/judges.md, "concurrent control").
+    # alone only with PHASING_JUDGE_HISTORY (docs/judges.md, "the previous version's history").
     history = settings.PHASING_JUDGE_HISTORY
     deficits = {
         pk: deficit if deficit is not None and (history or deficit.relative) else None
