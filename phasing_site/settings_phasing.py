@@ -132,9 +132,12 @@ PHASING_EXCLUDE_PROPOSED = env_bool("PHASING_EXCLUDE_PROPOSED", True)
 PHASING_JUDGE_ALPHA = env_float("PHASING_JUDGE_ALPHA", 0.01, above=0, below=0.5)
 PHASING_JUDGE_TOLERANCE = env_float("PHASING_JUDGE_TOLERANCE", 1.2, above=1, below=10)
 PHASING_JUDGE_ALPHA_HEALTHY = env_float("PHASING_JUDGE_ALPHA_HEALTHY", 0.05, above=0, below=0.5)
-# Let the previous version's history (its crashes before the update) narrow the uptake
-# the sequential test uses and halt through the anchored test. Off: the test compares the
-# new version with the previous one over the same hours only (docs/judges.md).
+# The previous version's history (its crashes before the update) narrows the uptake the
+# sequential test uses and halts through the anchored test where it is read against the
+# release's other packages' crashes, day by day and hour by hour, so that what moves every
+# package cancels. On: also where there are too few of those, against its own days alone
+# (a level shift of the whole release then reads as a rise: for a fleet known to be
+# steady). docs/judges.md.
 PHASING_JUDGE_HISTORY = env_bool("PHASING_JUDGE_HISTORY", False)
 # Mean hours from a machine becoming eligible to installing, believed before any
 # measurement (overview.judges.exposure measures it from other packages' crash reports).

@@ -83,13 +83,15 @@ class Outcome:
     machine_hours_on_new_version: float
     crashes_on_new_version: int
     verdict: str
-    # Not in the output line: what the summary needs beside it.
+    # What the summary counts for a halted update (machines keep a version they installed).
     machine_hours_before_halt: float | None = None
 
     def line(self) -> dict[str, object]:
         fields = dict(self.__dict__)
-        fields.pop("machine_hours_before_halt")
         fields["machine_hours_on_new_version"] = round(self.machine_hours_on_new_version, 1)
+        if self.machine_hours_before_halt is not None:
+            fields["machine_hours_before_halt"] = round(self.machine_hours_before_halt, 1)
+        # (None when it never halted: then every machine-hour on it counts.)
         return fields
 
 
@@ -365,6 +367,22 @@ def _history(update: Update, publication: Publication, world: UpdateWorld) -> No
         for n, count in enumerate(daily)
         if count
     )
+    # The packages that depend on it have days before the start too (the tracker counts
+    # every package's crashes every day), crashing as busily as the fleet was each day.
+    dependents = world.dependents_history(HISTORY_DAYS)
+    if any(dependents):
+        dependent, _ = SourcePackage.objects.get_or_create(name=world.dependent_package)
+        CrashCounter.objects.bulk_create(
+            CrashCounter(
+                release_id=publication.release_id,
+                source_package_id=dependent.pk,
+                version=world.DEPENDENT_VERSION,
+                day=first_day + timedelta(days=n),
+                count=count,
+            )
+            for n, count in enumerate(dependents)
+            if count
+        )
     for signature, (reports, machines) in buckets.items():
         bucket, _ = ErrorBucket.objects.get_or_create(
             signature=signature,

@@ -86,6 +86,14 @@ class Bucket:
 
 
 class UpdateWorld:
+    # The package whose crashes list this one's version (its dependents, as one), as
+    # _dependents_reports names it.
+    DEPENDENT_VERSION = "1.0-1"
+
+    @property
+    def dependent_package(self) -> str:
+        return f"{self.update.source_package}-rdeps"
+
     def __init__(
         self,
         update: Update,
@@ -342,6 +350,18 @@ class UpdateWorld:
         return reports
 
     # The previous version's past ----------------------------------------------------------
+
+    def dependents_history(self, days: int) -> list[int]:
+        """Daily crash reports of the packages that depend on this one over `days` days
+        before the start: other packages' history, as the tracker keeps every package's
+        (the judge compares the previous version's days with the release's other packages'
+        days, so that busy and quiet days cancel)."""
+        rng = _seeded(self.seed, self.update.id, "dependents-history")
+        # Poisson, as their reports since the start (_dependents_reports).
+        return [
+            poisson(rng, self.update.machines * self.dependents * factor)
+            for factor in self._history_days(days)
+        ]
 
     def history(self, days: int) -> tuple[list[int], dict[str, tuple[int, int]]]:
         """Daily crash counts of the previous version over `days` days before the start,

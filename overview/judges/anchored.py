@@ -49,6 +49,13 @@ class Anchor:
     expected: Sequence[float]  # crash events, hour by hour
     spread: float  # how much a day differs from it on its own (coefficient of variation)
     level_error: float  # the history level's relative standard error
+    # Each day block's relative variance beyond `spread`: the noise of the other
+    # packages' count the block's level is scaled by (Deficit.relative_to), none without.
+    noise: Sequence[float] = ()
+    # Whether each hour's expected count is itself too noisy a measure to weigh the hours
+    # of a day by (it comes from other packages' reports hour by hour): then only each
+    # day's sum of them counts, and the day's own crashes say how its hours weigh.
+    day_sums_only: bool = False
 
 
 @dataclass(frozen=True)
@@ -124,12 +131,17 @@ def _anchored_log_likelihoods(
     n_old = np.asarray(old[:hours], dtype=float)
     b = np.asarray(anchor.expected[:hours], dtype=float)
     blocks = [slice(d, min(d + 24, hours)) for d in range(0, hours, 24)]
+    if anchor.day_sums_only:
+        return _day_sums_log_likelihoods(log_theta, s, n_new, n_old, b, blocks, anchor, side)
     # Per uptake and day: the old level's expected crashes on each version.
     staying = np.stack([(b[k] * (1 - s[:, k])).sum(axis=1) for k in blocks], axis=1)
     moved = np.stack([(b[k] * s[:, k]).sum(axis=1) for k in blocks], axis=1)
     totals = np.array([n_new[k].sum() + n_old[k].sum() for k in blocks])
     levels = np.maximum(1 + _LEVEL_Z * anchor.level_error, 0.05)
-    size = 1 / max(anchor.spread, 1e-3) ** 2
+    noise = np.array(
+        [anchor.noise[d] if d < len(anchor.noise) else 0.0 for d in range(len(blocks))]
+    )
+    size = 1 / (max(anchor.spread, 1e-3) ** 2 + noise)  # per day
     # means[θ, c, μ, day]
     means = levels[None, :, None, None] * (
         staying[None, None, :, :] + np.exp(log_theta)[:, None, None, None] * moved[None, None]
@@ -140,3 +152,58 @@ def _anchored_log_likelihoods(
     # The split between versions and hours: the terms of the uptake only, and the other data.
     split = np.log(s) @ n_new + np.log1p(-s) @ n_old + side
     return np.asarray(days + (n_new.sum() * log_theta)[:, None, None] + split[None, None, :])
+
+
+def _day_sums_log_likelihoods(
+    log_theta: np.ndarray,
+    s: np.ndarray,
+    n_new: np.ndarray,
+    n_old: np.ndarray,
+    b: np.ndarray,
+    blocks: list[slice],
+    anchor: Anchor,
+    side: np.ndarray,
+) -> np.ndarray:
+    """log L(θ, c, μ) when only each day's expected sum is known, not how it falls over
+    the day's hours (Anchor.day_sums_only). Given each hour's crashes (both versions), the
+    new version's are binomial with q_h = θ s_h / (1 − s_h + θ s_h), which needs no
+    hourly expectation at all (the concurrent comparison); each day's total is negative
+    binomial around c · B_d · (1 + (θ − 1) s̄_d), B_d the day's expected sum and s̄_d the
+    share averaged over its hours as its own crashes weigh them. Weighing by a noisy
+    hourly measure instead would let a rise hide in, or a healthy day show, whichever
+    hours the noise favours."""
+    theta = np.exp(log_theta)
+    # The binomial of the labels, per θ and μ: Σ_h new_h log q_h + old_h log(1 − q_h)
+    # = N_new log θ + Σ_h (new_h log s_h + old_h log(1 − s_h) − n_h log(1 + (θ − 1) s_h)).
+    split = (
+        (n_new.sum() * log_theta)[:, None]
+        + (np.log(s) @ n_new + np.log1p(-s) @ n_old)[None, :]
+        - np.log1p(np.expm1(log_theta)[:, None, None] * s[None, :, :]) @ (n_new + n_old)
+    )  # [θ, μ]
+    totals = np.array([n_new[k].sum() + n_old[k].sum() for k in blocks])
+    expected = np.array([b[k].sum() for k in blocks])
+    shares = np.stack(
+        [
+            (s[:, k] @ (n_new[k] + n_old[k])) / totals[d] if totals[d] > 0 else s[:, k].mean(axis=1)
+            for d, k in enumerate(blocks)
+        ],
+        axis=1,
+    )  # [μ, day]
+    levels = np.maximum(1 + _LEVEL_Z * anchor.level_error, 0.05)
+    noise = np.array(
+        [anchor.noise[d] if d < len(anchor.noise) else 0.0 for d in range(len(blocks))]
+    )
+    size = 1 / (max(anchor.spread, 1e-3) ** 2 + noise)  # per day
+    # means[θ, c, μ, day]
+    means = np.maximum(
+        levels[None, :, None, None]
+        * expected[None, None, None, :]
+        * (1 + (theta[:, None, None, None] - 1) * shares[None, None, :, :]),
+        1e-9,
+    )
+    days = (
+        size * np.log(size / (size + means))
+        + totals * np.log(means)
+        - totals * np.log(size + means)
+    ).sum(axis=3)
+    return np.asarray(days + split[:, None, :] + side[None, None, :])

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 import numpy as np
@@ -46,8 +46,9 @@ import numpy as np
 HOUR = timedelta(hours=1)
 # Uptake times considered, 15 minutes to 12 days, log-spaced.
 UPTAKE_GRID = np.exp(np.linspace(math.log(0.25), math.log(288.0), 48))
-# How far one update's uptake may differ from its release's (a log-normal spread): a factor
-# of about 2.7 either way is one standard deviation.
+# How far one update's uptake may differ from its release's (a log-normal spread) when the
+# release has too few measured updates to say (between_updates): a factor of about 2.7
+# either way is one standard deviation.
 UPDATE_SPREAD = 1.0
 # Without any measurement in the release: a factor of about 3.3.
 DEFAULT_SPREAD = 1.2
@@ -176,6 +177,10 @@ MIN_DAY_TO_DAY = 0.02
 # The most it is taken to be when the history is too quiet to tell (weekdays against
 # weekends, a quarter either way).
 MAX_DAY_TO_DAY = 0.25
+# The release's other packages' reports a day, at least, for the previous version's
+# crashes to be measured against theirs: at 50, a day's count is within about 14 % of its
+# mean (that noise is counted, but below it the comparison says little).
+OTHERS_MIN_PER_DAY = 50
 # The upper bound taken of how much days differ (its normal quantile): at 75 %, fifteen
 # days of a package with 100 crashes a day allow for about 6 % (Poisson alone: 0); the
 # anchored test's simulated false halts stayed under 1 % with days differing by 10 % to
@@ -204,11 +209,57 @@ class Deficit:
     spread: float = 0.15  # a day's own difference from the level, beyond Poisson's
     level_error: float = 0.0  # the level's relative standard error
     profile: Sequence[float] | None = None
+    # Measured against the release's other packages (Deficit.relative_to): how busy each
+    # hour since publication was by their reports, against an average hour of their days
+    # before it (1 then); None: against the previous version's own days alone.
+    busy: Sequence[float] | None = None
+    # ... and each day block's relative variance beyond `spread`: one over their reports in
+    # the block (the noise of the measure that scales the block's level).
+    busy_noise: Sequence[float] | None = None
+
+    @property
+    def relative(self) -> bool:
+        """Whether a level shift of the whole release (a busy weekday against a history
+        with weekends, a release-wide shock, reports still on their way) cancels here."""
+        return self.busy is not None
+
+    @classmethod
+    def relative_to(
+        cls,
+        history: Sequence[int],
+        others_history: Sequence[int],
+        hours: Sequence[int],
+        others_hours: Sequence[int],
+        profile: Sequence[float] | None = None,
+    ) -> Deficit | None:
+        """A difference in differences: the previous version's days before the update
+        against the release's other packages' same days, and its hours since against
+        theirs. Each of its days is scaled to an average day of the others (so a weekend,
+        a shock or a busy week that moves every package cancels, and what is left of how
+        much days differ is the package's own); each day block since publication expects
+        that level times how busy the others were in it. None when the others are too few
+        to say (a day without any of their reports, or fewer than OTHERS_MIN_PER_DAY)."""
+        n = len(history)
+        if n < 7 or len(others_history) != n or min(others_history) <= 0:
+            return None
+        mean = sum(others_history) / n
+        if mean < OTHERS_MIN_PER_DAY:
+            return None
+        scaled = [h * mean / o for h, o in zip(history, others_history, strict=True)]
+        plain = cls.from_history(scaled, hours, profile)
+        if plain is None:
+            return None
+        noise = [
+            1 / max(float(sum(others_hours[begin : begin + 24])), 1.0)
+            for begin in range(0, len(hours), 24)
+        ]
+        busy = [24 * o / mean for o in others_hours[: len(hours)]]
+        return replace(plain, profile=None, busy=busy, busy_noise=noise)
 
     @classmethod
     def from_history(
         cls,
-        history: Sequence[int],
+        history: Sequence[float],
         hours: Sequence[int],
         profile: Sequence[float] | None = None,
     ) -> Deficit | None:
@@ -241,8 +292,17 @@ class Deficit:
     @property
     def expected(self) -> list[float]:
         """The crashes each hour would bring had nobody moved."""
+        if self.busy is not None:
+            # Each hour as busy as the other packages' reports say (no floor: an hour
+            # without any of theirs expects none, and its crashes weigh only in the day).
+            return [self.baseline_per_day / 24 * b for b in self.busy[: len(self.hours)]]
         busy = self.profile or [1.0] * len(self.hours)
         return [self.baseline_per_day / 24 * max(b, 1e-3) for b in busy[: len(self.hours)]]
+
+    def block_noise(self, blocks: int) -> list[float]:
+        """Each day block's relative variance beyond the day's own: the others' count's."""
+        noise = list(self.busy_noise or ())
+        return [noise[k] if k < len(noise) else 0.0 for k in range(blocks)]
 
     def log_likelihood(self, percentages: Sequence[int]) -> np.ndarray:
         """log P(those hours | μ) for every μ of UPTAKE_GRID."""
@@ -253,9 +313,10 @@ class Deficit:
         expected = staying * np.asarray(self.expected[:count])[None, :]
         counts = np.asarray(self.hours[:count], dtype=float)
         # The level's error counts here as more of a day's own (each day on its own).
-        size = 1 / (self.spread**2 + self.level_error**2)
+        noise = self.block_noise((count + 23) // 24)
         total = np.zeros(len(UPTAKE_GRID))
-        for begin in range(0, count, 24):
+        for day, begin in enumerate(range(0, count, 24)):
+            size = 1 / (self.spread**2 + self.level_error**2 + noise[day])
             block = slice(begin, min(begin + 24, count))
             means = np.maximum(expected[:, block].sum(axis=1), 1e-9)
             seen = counts[block]
@@ -264,9 +325,12 @@ class Deficit:
             total += size * np.log(size / (size + means)) + seen.sum() * np.log(
                 means / (size + means)
             )
-            # Its spread over the hours: multinomial.
-            split = np.maximum(expected[:, block], 1e-12) / means[:, None]
-            total += np.log(split) @ seen
+            # Its spread over the hours: multinomial. Not when the hours' expected counts
+            # come from other packages' reports hour by hour: each of those is too noisy a
+            # measure of how busy that hour was to say when machines left within a day.
+            if self.busy is None:
+                split = np.maximum(expected[:, block], 1e-12) / means[:, None]
+                total += np.log(split) @ seen
         return total
 
     @property
@@ -315,18 +379,60 @@ def fit(sightings: Sightings, belief: Uptake, deficit: Deficit | None = None) ->
 
 def pooled(updates: Sequence[tuple[Sightings, Deficit | None]], default: Uptake) -> Uptake:
     """What a release's updates measured together: the belief for each of its updates,
-    widened by how much one update may differ from the others."""
+    widened by how much one update may differ from the others (between_updates)."""
     likelihood = np.zeros(len(UPTAKE_GRID))
+    each = []
     sightings = measured = 0
     for seen, deficit in updates:
+        own = np.zeros(len(UPTAKE_GRID))
         if seen.total:
-            likelihood += _log_likelihood(seen.percentages, seen.new, seen.old)
+            own += _log_likelihood(seen.percentages, seen.new, seen.old)
             sightings += seen.total
         if deficit is not None and deficit.measured:
-            likelihood += deficit.log_likelihood(seen.percentages)
+            own += deficit.log_likelihood(seen.percentages)
             measured += deficit.measured
+        if seen.total or (deficit is not None and deficit.measured):
+            each.append(own)
+            likelihood += own
     if not sightings and not measured:
         return default
     together = _posterior(likelihood, default, sightings, measured)
-    widened = prior(together.hours, UPDATE_SPREAD)
+    widened = prior(together.hours, between_updates(each))
     return Uptake(widened.hours, widened.fast, widened.slow, sightings, measured)
+
+
+# How far one update's uptake may be from its release's (log-normal spreads considered),
+# the fewest measured updates that may say it, and the least taken however alike they are.
+_SPREADS = np.array([0.25, 0.35, 0.5, 0.7, 0.85, 1.0, 1.2, 1.5])
+BETWEEN_MIN_UPDATES = 5
+BETWEEN_MIN_SPREAD = 0.25
+# The upper end of the spread's profile-likelihood 95 % interval (χ² with one degree of
+# freedom: 3.84 / 2).
+_PROFILE_DROP = 1.92
+
+
+def between_updates(likelihoods: Sequence[np.ndarray]) -> float:
+    """How far one update's uptake may differ from its release's: the upper end of what
+    the release's own measured updates allow (a hierarchical model: each update's log
+    uptake normal around the release's, its spread fitted by maximum marginal likelihood
+    over the updates' own likelihoods and taken at the upper end of its 95 % interval).
+    Updates that run the same update timers agree and tighten it; updates that differ
+    widen it. With fewer than BETWEEN_MIN_UPDATES measured, UPDATE_SPREAD."""
+    if len(likelihoods) < BETWEEN_MIN_UPDATES:
+        return UPDATE_SPREAD
+    logs = np.log(UPTAKE_GRID)
+    own = np.stack(likelihoods)  # [update, μ]
+    own = own - own.max(axis=1, keepdims=True)
+    profile = []
+    for spread in _SPREADS:
+        # weights[m, μ]: a normal of log μ around each centre m of the grid, normalised.
+        weights = -0.5 * ((logs[None, :] - logs[:, None]) / spread) ** 2
+        weights -= np.logaddexp.reduce(weights, axis=1, keepdims=True)
+        # Σ_updates log Σ_μ L_i(μ) w(m, μ), for every centre m; the best centre.
+        marginal = np.logaddexp.reduce(own[:, None, :] + weights[None, :, :], axis=2).sum(axis=0)
+        profile.append(float(marginal.max()))
+    best = max(profile)
+    allowed = [
+        float(s) for s, p in zip(_SPREADS, profile, strict=True) if p >= best - _PROFILE_DROP
+    ]
+    return max(BETWEEN_MIN_SPREAD, max(allowed))

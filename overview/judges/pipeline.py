@@ -2,9 +2,11 @@
 
 For each update in phasing: its percentage history (from its events), the crash events of
 its version and of the previous one hour by hour (HourlyCrashCount), and the machines seen
-with each version in other packages' reports (VersionSighting) give the share of machines
-on the new version (overview.judges.exposure) and the test's verdict (overview.judges.sequential). Four
-queries however many updates; the controller writes what it decides from them.
+with each version in other packages' reports (VersionSighting), and the previous version's
+days before the update against the release's other packages' days and hours
+(reads.controls) give the share of machines on the new version (overview.judges.exposure)
+and the test's verdict (overview.judges.sequential, overview.judges.anchored). The same
+number of queries however many updates; the controller writes what it decides from them.
 """
 
 from __future__ import annotations
@@ -72,6 +74,7 @@ def publications_judge(
     seen = reads.sightings(publications, since=first)
     baselines = reads.baselines(publications)
     activity = reads.activity(publications, since=first - DAY)
+    others = reads.controls(publications, since=first)
 
     hours_of = {
         p.pk: int((last_hour - starts[p.pk]) / timedelta(hours=1)) + 1 for p in publications
@@ -98,8 +101,17 @@ def publications_judge(
             start=starts[p.pk],
             hours=hours_of[p.pk] - 1,
             by_package=by_package,
+            others=others.get(p.release_id),
         )
         for p in publications
+    }
+    # The previous version's history counts where a level shift of the whole release
+    # cancels in it (measured against the release's other packages); against its own days
+    # alone only with PHASING_JUDGE_HISTORY (docs/judges.md, "the previous version's history").
+    history = settings.PHASING_JUDGE_HISTORY
+    deficits = {
+        pk: deficit if deficit is not None and (history or deficit.relative) else None
+        for pk, deficit in deficits.items()
     }
     default = exposure.prior(settings.PHASING_UPTAKE_HOURS)
     by_release: dict[int, list[tuple[exposure.Sightings, exposure.Deficit | None]]] = defaultdict(
@@ -108,13 +120,6 @@ def publications_judge(
     for p in publications:
         by_release[p.release_id].append((own_sightings[p.pk], deficits[p.pk]))
     beliefs = {release: exposure.pooled(found, default) for release, found in by_release.items()}
-    # The same without the previous version's history: what the tests' share interval
-    # rests on unless PHASING_JUDGE_HISTORY (docs/judges.md, "concurrent control").
-    concurrent = {
-        release: exposure.pooled([(seen, None) for seen, _ in found], default)
-        for release, found in by_release.items()
-    }
-    history = settings.PHASING_JUDGE_HISTORY
 
     test = judge_settings()
     keys = {
@@ -146,10 +151,6 @@ def publications_judge(
         if p.pk in judgements:
             continue
         uptake = _biased(exposure.fit(own_sightings[p.pk], beliefs[p.release_id], deficits[p.pk]))
-        if not history:
-            uptake = _widened(
-                uptake, _biased(exposure.fit(own_sightings[p.pk], concurrent[p.release_id]))
-            )
         judgement = _judge(
             p,
             test,
@@ -159,9 +160,7 @@ def publications_judge(
             start=starts[p.pk],
             now=now,
         )
-        anchor = (
-            _anchor(p, deficits[p.pk], counts, reports, start=starts[p.pk]) if history else None
-        )
+        anchor = _anchor(p, deficits[p.pk], counts, reports, start=starts[p.pk])
         if anchor is not None and judgement.comparable:
             judgement = _anchored(
                 judgement,
@@ -199,6 +198,8 @@ def _anchor(
         expected=[per_report * e for e in deficit.expected],
         spread=deficit.spread,
         level_error=deficit.level_error,
+        noise=deficit.block_noise((len(deficit.hours) + 23) // 24),
+        day_sums_only=deficit.relative,
     )
 
 
@@ -250,20 +251,6 @@ def _anchored(
             evidence=found.evidence,
         )
     return replace(judgement, assessment=assessment)
-
-
-def _widened(uptake: exposure.Uptake, concurrent: exposure.Uptake) -> exposure.Uptake:
-    """The uptake whose interval the previous version's history may not narrow: its
-    crashes falling away read a level shift of the whole package (a release-wide shock, a
-    busy weekday against a history with weekends) as machines moving, so the fast end is
-    never slower, and the slow end never faster, than the concurrent signals allow."""
-    return exposure.Uptake(
-        uptake.hours,
-        min(uptake.fast, concurrent.fast),
-        max(uptake.slow, concurrent.slow),
-        uptake.sightings,
-        uptake.deficit_hours,
-    )
 
 
 def _biased(uptake: exposure.Uptake) -> exposure.Uptake:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
 from django.conf import settings
@@ -114,26 +115,40 @@ def deficit(
     start: datetime,
     hours: int,
     by_package: dict[tuple[int, int], list[dict[datetime, int]]] | None = None,
+    others: Controls | None = None,
 ) -> exposure.Deficit | None:
     """The previous version's reports in each complete hour since publication (`hours` of
-    them), against its history, with how busy each hour was: None without a history."""
+    them), against its history, with how busy each hour was: None without a history.
+    With the release's `others` (controls), against its history relative to theirs when
+    they are enough to say (exposure.Deficit.relative_to)."""
     history = baselines.get(publication.pk, [])
     if not publication.previous_version or start != hour_of(publication.date_published):
         return None
     key = (publication.release_id, publication.source_package_id)
     old = reports.get((*key, publication.previous_version), {})
     moments = [start + timedelta(hours=h) for h in range(hours)]
-    return exposure.Deficit.from_history(
-        history,
-        [old.get(moment, 0) for moment in moments],
-        busy_hours(
-            publication,
-            reports,
-            activity.get(publication.release_id, {}),
-            moments,
-            own=None if by_package is None else by_package.get(key, []),
-        ),
+    counts = [old.get(moment, 0) for moment in moments]
+    profile = busy_hours(
+        publication,
+        reports,
+        activity.get(publication.release_id, {}),
+        moments,
+        own=None if by_package is None else by_package.get(key, []),
     )
+    if others is not None:
+        # The history's days: the last len(history) before publication.
+        end = publication.date_published.date()
+        days = [end - timedelta(days=len(history) - d) for d in range(len(history))]
+        relative = exposure.Deficit.relative_to(
+            history,
+            [others.days.get(day, 0) for day in days],
+            counts,
+            [others.hours.get(moment, 0) for moment in moments],
+            profile,
+        )
+        if relative is not None:
+            return relative
+    return exposure.Deficit.from_history(history, counts, profile)
 
 
 def reports_by_package(reports: Counts) -> dict[tuple[int, int], list[dict[datetime, int]]]:
@@ -161,6 +176,52 @@ def activity(
     for release_id, hour, total in rows:
         activity[release_id][hour] = total
     return activity
+
+
+@dataclass(frozen=True)
+class Controls:
+    """The release's packages that are not being phased, all together: their crash
+    reports day by day before the updates and hour by hour since. What the previous
+    version's crashes are measured against, so that what moves every package (a busy
+    weekday, a release-wide shock, the time of day, reports still on their way) cancels."""
+
+    days: dict[date, int]
+    hours: dict[datetime, int]
+
+
+def controls(publications: Sequence[Publication], *, since: datetime) -> dict[int, Controls]:
+    """The release's other packages (none of these publications' packages): reports by
+    day over the baseline days before the earliest publication, and by hour from `since`,
+    by release: two queries."""
+    releases = {p.release_id for p in publications}
+    phased = {p.source_package_id for p in publications}
+    first = min(p.date_published.date() for p in publications) - timedelta(
+        days=settings.PHASING_RATE_BASELINE_DAYS
+    )
+    found: dict[int, Controls] = {release: Controls({}, {}) for release in releases}
+    days = (
+        CrashCounter.objects.filter(
+            release_id__in=releases,
+            day__gte=first,
+            day__lt=max(p.date_published.date() for p in publications),
+        )
+        .exclude(source_package_id__in=phased)
+        .values("release_id", "day")
+        .annotate(total=Sum("count"))
+        .values_list("release_id", "day", "total")
+    )
+    for release_id, day, total in days:
+        found[release_id].days[day] = total
+    hours = (
+        HourlyCrashCount.objects.filter(release_id__in=releases, hour__gte=since)
+        .exclude(source_package_id__in=phased)
+        .values("release_id", "hour")
+        .annotate(total=Sum("reports"))
+        .values_list("release_id", "hour", "total")
+    )
+    for release_id, hour, total in hours:
+        found[release_id].hours[hour] = total
+    return found
 
 
 def busy_hours(

@@ -8,6 +8,8 @@ backtest` runs the hundreds.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from overview.backtest.realism import Shock, WorldSpec
@@ -58,6 +60,53 @@ def test_a_daily_cycle_of_4_to_1_halts_no_healthy_update():
 def test_late_reports_never_make_a_judge_halt_on_a_partial_day(judge):
     world = {"late_share": 0.5, "late_mean_hours": 18.0}
     assert halted(run_here(healthy(3, world=world), judge=judge)) == []
+
+
+def test_a_busier_release_than_its_history_halts_no_healthy_update():
+    """Weekdays against a history that holds quiet weekends (the release 1.25x busier than
+    the previous versions' fifteen days said), with a 3x shock on top: the previous
+    version's history is read against the release's other packages, so neither reads as
+    a rise."""
+    world = {"weekend_factor": 0.4, "shocks": [{"start_hour": 12, "hours": 12, "factor": 3.0}]}
+    assert halted(run_here(healthy(3, world=world), judge=SEQUENTIAL)) == []
+
+
+def test_a_clear_regression_halts_against_its_history_read_against_the_others():
+    """A hundred crashes a day, three times as many on the new version, machines taking
+    it over about twelve hours and no other package's reports listing it (so the share
+    on it is known only within a wide range): the two versions' crashes in the same hours
+    cannot tell within a day and a half. Its history, read against the release's other
+    packages' (three busy ones with many dependents), does, in the busy world above."""
+    world = {"weekend_factor": 0.4, "shocks": [{"start_hour": 12, "hours": 12, "factor": 3.0}]}
+    others = healthy(
+        3,
+        world=world,
+        machines=2_000_000,
+        previous_crashes_per_machine_day=0.0005,  # 1,000 crashes a day each
+        new_crashes_per_machine_day=0.0005,
+    )
+    regressed = parse(
+        {
+            "start": "2026-01-05T00:00:00Z",
+            "hours": 36,
+            "world": world,
+            "updates": [
+                {
+                    "id": "regressed",
+                    "release": "noble",
+                    "source_package": "slow",
+                    "version": "1.2-1ubuntu0.2",
+                    "previous_version": "1.2-1ubuntu0.1",
+                    "machines": 200_000,
+                    "uptake_hours": 12,
+                    "previous_crashes_per_machine_day": 0.0005,  # 100 crashes a day
+                    "new_crashes_per_machine_day": 0.0015,
+                }
+            ],
+        }
+    )
+    scenario = replace(others, updates=[*others.updates, *regressed.updates])
+    assert halted(run_here(scenario, judge=SEQUENTIAL)) == ["regressed"]
 
 
 def test_the_shock_is_what_the_same_updates_would_show_otherwise():

@@ -116,7 +116,7 @@ def test_the_output_and_summary_files_hold_every_line_and_the_figures(tmp_path):
     assert set(lines[0]) == {
         "id", "judge", "halted", "halted_at_hour", "halt_reason", "percentage_at_halt",
         "final_percentage", "final_state", "hours_to_100", "machine_hours_on_new_version",
-        "crashes_on_new_version", "verdict",
+        "crashes_on_new_version", "verdict", "machine_hours_before_halt",
     }  # fmt: skip
     figures = json.loads(summary.read_text())["judges"]["sequential"]
     assert figures["healthy"] == 1 and figures["healthy_halted"] == 0

@@ -6,6 +6,7 @@ import math
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
+import pytest
 
 from overview.judges import exposure
 
@@ -78,18 +79,37 @@ def test_without_sightings_the_belief_stands_and_its_range_is_wide():
     assert found.fast < 2 and found.slow > 40
 
 
-def test_a_release_pools_what_its_updates_measured_and_widens_it_for_one_update():
-    rng = np.random.default_rng(4)
+def measured_updates(rng, uptakes, per_hour=5):
     updates = []
-    for _ in range(5):
-        shares = exposure.installed_shares(RAMP, 10.0)
-        seen = rng.poisson(5, size=len(RAMP))
+    for uptake in uptakes:
+        shares = exposure.installed_shares(RAMP, uptake)
+        seen = rng.poisson(per_hour, size=len(RAMP))
         new = rng.binomial(seen, shares)
         updates.append((exposure.Sightings(RAMP, new.tolist(), (seen - new).tolist()), None))
-    release = exposure.pooled(updates, exposure.prior(30.0))
+    return updates
+
+
+def test_a_release_pools_what_its_updates_measured_and_widens_it_for_one_update():
+    rng = np.random.default_rng(4)
+    release = exposure.pooled(measured_updates(rng, [10.0] * 4), exposure.prior(30.0))
     assert 7 < release.hours < 14
-    # One more update of the release may differ from the others: the range stays wide.
+    # Four updates cannot say how far one more may differ: the range stays wide.
     assert release.fast < 5 and release.slow > 20
+
+
+def test_updates_of_a_release_that_agree_narrow_the_range_and_updates_that_differ_do_not():
+    """Machines of one release run the same update timers: where the release's updates
+    measured the same uptake, one more update is believed close to it; where they
+    measured uptakes from an hour to two days, it may be anywhere among them."""
+    rng = np.random.default_rng(5)
+    alike = exposure.pooled(measured_updates(rng, [10.0] * 10), exposure.prior(30.0))
+    spread = exposure.pooled(
+        measured_updates(rng, [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 48.0, 3.0, 24.0, 6.0]),
+        exposure.prior(30.0),
+    )
+    assert alike.fast <= 10.0 <= alike.slow
+    assert alike.slow / alike.fast < 8 < spread.slow / spread.fast
+    assert spread.fast < 1.5 and spread.slow > 40
 
 
 def test_the_previous_versions_crashes_falling_away_measure_the_uptake():
@@ -158,3 +178,46 @@ def test_a_noisy_history_makes_the_fall_count_for_less():
     assert quiet is not None and quiet.spread == exposure.MAX_DAY_TO_DAY
     # Less than a week of history says too little about how much days differ.
     assert exposure.Deficit.from_history([1000] * 5, [700]) is None
+
+
+def release_days(rng, per_day, days=15, weekend=0.5, first_weekday=0):
+    """How busy each of the days before the update was for every package of the release
+    (weekends quieter), and a package's crashes on them at `per_day` on an average day."""
+    busy = np.array([weekend if (first_weekday + d) % 7 >= 5 else 1.0 for d in range(days)])
+    busy = busy / busy.mean()
+    return busy, rng.poisson(per_day * busy).tolist()
+
+
+def test_the_release_s_other_packages_make_weekends_and_shocks_cancel():
+    """Against the other packages' same days and hours, a history with quiet weekends and
+    a release-wide 3x shock after the update still measure who moved: against its own days
+    alone the shock reads as machines that never left."""
+    rng = np.random.default_rng(11)
+    busy_days, history = release_days(rng, 2000)
+    others_history = rng.poisson(3000 * busy_days).tolist()
+    hours = [min(100, 10 + 10 * (h // 6)) for h in range(48)]
+    shock = np.where((np.arange(48) >= 24) & (np.arange(48) < 36), 3.0, 1.0)
+    truth = 4.0
+    staying = 1 - exposure.installed_shares(hours, truth)
+    old = rng.poisson(2000 / 24 * staying * shock).tolist()
+    others = rng.poisson(3000 / 24 * shock).tolist()
+    nothing_seen = exposure.Sightings(hours, [0] * 48, [0] * 48)
+
+    relative = exposure.Deficit.relative_to(history, others_history, old, others)
+    alone = exposure.Deficit.from_history(history, old)
+
+    assert relative is not None and relative.relative and alone is not None
+    # The weekends cancel: what is left of how much days differ is the package's own.
+    assert relative.spread < alone.spread / 3
+    within = exposure.fit(nothing_seen, exposure.prior(4.0), relative)
+    without = exposure.fit(nothing_seen, exposure.prior(4.0), alone)
+    assert within.fast <= truth <= within.slow
+    assert not without.fast <= truth <= without.slow
+
+
+def test_too_few_reports_of_other_packages_say_nothing():
+    history = [1000] * 15
+    assert exposure.Deficit.relative_to(history, [20] * 15, [40] * 24, [1] * 24) is None
+    assert exposure.Deficit.relative_to(history, [100] * 14 + [0], [40] * 24, [4] * 24) is None
+    found = exposure.Deficit.relative_to(history, [100] * 15, [40] * 24, [4] * 24)
+    assert found is not None and found.expected == [pytest.approx(40.0)] * 24

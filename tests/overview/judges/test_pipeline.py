@@ -15,6 +15,7 @@ from django.db.models import Sum
 from overview.controller import tick as controller
 from overview.evidence.ingest import crash_reports_ingest
 from overview.evidence.sources.base import CrashReportRecord
+from overview.judges import reads
 from overview.judges.local import LocalCrashSource
 from overview.judges.reads import busy_hours
 from overview.models import Assessment, HourlyCrashCount, Problem, ProblemKind, VersionSighting
@@ -213,3 +214,21 @@ def test_hours_before_any_report_was_counted_do_not_make_the_first_day_look_busy
     profile = busy_hours(publication, {}, activity, moments)
 
     assert profile == [1.0] * 24
+
+
+def test_the_other_packages_are_the_release_s_packages_that_are_not_being_phased():
+    """What the previous version's history is read against: every package of the release
+    but the ones being phased, their days before the update and their hours since."""
+    publication = update()
+    before, since = T0 - 48 * HOUR, T0 - 2 * HOUR
+    crash_reports_ingest(
+        [
+            report(f"{package}-{n}-{at}", version, at, f"{package}/{n}", package=package)
+            for package, version, count in (("tool", OLD, 5), ("libother", "1.0-1", 3))
+            for at in (before, since)
+            for n in range(count)
+        ]
+    )
+    found = reads.controls([publication], since=T0 - 24 * HOUR)[publication.release_id]
+    assert found.days == {before.date(): 3}
+    assert found.hours == {since.replace(minute=0): 3}

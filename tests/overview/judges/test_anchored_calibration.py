@@ -1,0 +1,110 @@
+"""The anchored test's false-halt rate with the previous version's history read against the
+release's other packages (exposure.Deficit.relative_to, anchored.Anchor.day_sums_only).
+
+Healthy ramps in a world where every package is busier by day than by night (4:1), a
+release-wide 3x shock comes for 12 hours, the fifteen days of history hold quiet weekends
+while the ramp runs on weekdays, and each day differs from the level on its own (10 %):
+the level shift, the cycle and the shock are what the other packages' reports must
+cancel. The uptake is unknown to the test (its belief is a wide prior around the truth).
+The evidence is looked at every 6 hours (a step of the default policy; the bound holds
+however often it is looked at, and the tick looks every hour); the upper end of the 95 %
+(Clopper-Pearson) interval of the rate of healthy ramps that ever reach 1/α must be at
+most 1.5 % at α = 1 %. A doubling must still halt in most ramps: the calibration is not bought by a
+test that never halts.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from overview.judges import anchored, exposure
+from overview.judges.sequential import SequentialTest
+from tests.overview.judges.test_sequential_calibration import clopper_pearson_upper
+
+HOURS = 72
+LOOK_EVERY = 6  # hours: the bound holds however often it is looked at; 6 keeps it quick
+PERCENTAGES = [min(100, 10 + 10 * (h // 6)) for h in range(HOURS)]
+UPTAKE = 8.0
+OWN_PER_DAY = 240.0  # the previous version's crashes on an average day before the update
+OTHERS_PER_DAY = 2000.0  # the release's other packages'
+
+
+def busy(hours: int = HOURS) -> np.ndarray:
+    """How busy each hour is for every package: 4:1 by day, a 3x shock at hours 30-41,
+    weekdays 1.25x the history's average day (which holds weekends at half)."""
+    hour = np.arange(hours)
+    cycle = 1 + 0.6 * np.cos(2 * np.pi * (hour % 24 - 15) / 24)
+    return 1.25 * cycle * np.where((hour >= 30) & (hour < 42), 3.0, 1.0)
+
+
+def history_days(days: int = 15) -> np.ndarray:
+    week = np.array([1.0, 1, 1, 1, 1, 0.5, 0.5])
+    level = np.array([week[d % 7] for d in range(days)])
+    return level / level.mean()
+
+
+def ramp(rng: np.random.Generator, ratio: float) -> tuple[list[int], list[int], exposure.Deficit]:
+    """One update's crashes, hour by hour, and its history against the others'."""
+    days = history_days()
+    own_days = rng.gamma(100.0, 1 / 100.0, size=len(days))  # 10 % a day, its own
+    history = rng.poisson(OWN_PER_DAY * days * own_days).tolist()
+    others_history = rng.poisson(OTHERS_PER_DAY * days).tolist()
+    share = exposure.installed_shares(PERCENTAGES, UPTAKE)
+    run_days = np.repeat(rng.gamma(100.0, 1 / 100.0, size=HOURS // 24 + 1), 24)[:HOURS]
+    mean = OWN_PER_DAY / 24 * busy() * run_days
+    new = rng.poisson(mean * share * ratio).tolist()
+    old = rng.poisson(mean * (1 - share)).tolist()
+    others = rng.poisson(OTHERS_PER_DAY / 24 * busy()).tolist()
+    deficit = exposure.Deficit.relative_to(history, others_history, old, others)
+    assert deficit is not None
+    return new, old, deficit
+
+
+def halts(rng: np.random.Generator, ratio: float, alpha: float = 0.01) -> bool:
+    test = SequentialTest(alpha=alpha)
+    new, old, deficit = ramp(rng, ratio)
+    belief = exposure.log_belief(exposure.prior(UPTAKE))
+    for hour in range(LOOK_EVERY, HOURS + 1, LOOK_EVERY):
+        known = exposure.Deficit(
+            deficit.baseline_per_day,
+            old[:hour],
+            deficit.spread,
+            deficit.level_error,
+            busy=deficit.busy,
+            busy_noise=deficit.busy_noise,
+        )
+        found = anchored.anchored(
+            test,
+            new=new[:hour],
+            old=old[:hour],
+            shares=exposure.shares_by_uptake(PERCENTAGES[:hour]),
+            log_belief=belief,
+            side=np.zeros(len(exposure.UPTAKE_GRID)),
+            anchor=anchored.Anchor(
+                expected=known.expected,
+                spread=known.spread,
+                level_error=known.level_error,
+                noise=known.block_noise(math.ceil(hour / 24)),
+                day_sums_only=True,
+            ),
+        )
+        if found.evidence >= 1 / alpha:
+            return True
+    return False
+
+
+RAMPS = 400
+
+
+def test_at_alpha_1_percent_the_false_halt_rate_s_95_percent_interval_ends_below_1_5_percent():
+    rng = np.random.default_rng(2026)
+    halted = sum(halts(rng, 1.0) for _ in range(RAMPS))
+    upper = clopper_pearson_upper(halted, RAMPS)
+    assert upper <= 0.015, (halted, upper)
+
+
+def test_the_same_world_halts_a_doubling_in_almost_every_ramp():
+    rng = np.random.default_rng(7)
+    assert sum(halts(rng, 2.0) for _ in range(40)) >= 38
