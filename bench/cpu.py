@@ -52,10 +52,17 @@ def measure(root: Path, urls: dict[str, str]) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def compare(root: Path, baseline: Path | None, urls: dict[str, str]) -> dict:
+def compare(
+    root: Path,
+    baseline: Path | None,
+    urls: dict[str, str],
+    *,
+    baseline_urls: dict[str, str] | None = None,
+) -> dict:
+    """CPU per view of `urls` here, and of `baseline_urls` (the pages it has) there."""
     figures = {"ours": measure(root, urls)}
     if baseline is not None:
-        figures["baseline"] = measure(baseline, urls)
+        figures["baseline"] = measure(baseline, baseline_urls or urls)
         figures["speedup"] = {
             name: round(figures["baseline"][name]["cpu_ms"] / row["cpu_ms"], 1)
             for name, row in figures["ours"].items()

@@ -27,6 +27,24 @@ HOT_PACKAGE = "firefox-esr"
 BASELINE = os.environ.get("BENCH_BASELINE", "6c131dd")
 BASELINE_TREE = Path("/tmp/phasing-bench/baseline")
 BASELINE_PAGES = ("overview", "overview_100", "history", "api_publications")
+# The pages whose CPU per view is measured (bench.cpu); the baseline has only some of them.
+CPU_PAGES = ("overview", "overview_100", "history", "update", "api_publications")
+
+
+def _update_path() -> str:
+    """The page of the hot package's newest update in phasing (its events, chart, group)."""
+    from packages.models import Publication
+
+    publication = (
+        Publication.objects.filter(
+            source_package__name=HOT_PACKAGE, phased_update_percentage__lt=100
+        )
+        .exclude(state="superseded")
+        .order_by("-date_published", "-pk")
+        .first()
+    ) or Publication.objects.filter(source_package__name=HOT_PACKAGE).order_by("-pk").first()
+    assert publication is not None, f"the bench database has no {HOT_PACKAGE}"
+    return f"/updates/{publication.pk}/"
 
 
 def pages() -> dict[str, str]:
@@ -35,6 +53,7 @@ def pages() -> dict[str, str]:
         "overview_100": "/?per_page=100",
         "overview_filtered": "/?release=resolute&state=phasing&percentage_max=90",
         "history": f"/source/{HOT_PACKAGE}/",
+        "update": _update_path(),
         "api_publications": "/api/v1/publications/",
     }
 
@@ -277,7 +296,11 @@ def under_load() -> dict:
     results["worker_peak_rss_mib"] = round(max(rss), 1)
     from bench import cpu
 
+    urls = pages()
     results["cpu_per_view"] = cpu.compare(
-        ROOT, baseline, {k: v for k, v in pages().items() if k in BASELINE_PAGES}
+        ROOT,
+        baseline,
+        {k: urls[k] for k in CPU_PAGES},
+        baseline_urls={k: urls[k] for k in BASELINE_PAGES},
     )
     return results

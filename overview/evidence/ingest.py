@@ -8,7 +8,7 @@ import logging
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime, time
+from datetime import UTC, datetime
 from itertools import islice
 
 from django.db import DatabaseError, connection, transaction
@@ -18,7 +18,7 @@ from django.utils import timezone
 from overview.evidence import partitions
 from overview.evidence.counters import hour_of, judging_counts_recount
 from overview.evidence.ingest_sql import REPORT_COLUMNS, ingest_batch_sql
-from overview.evidence.retention import oldest_kept_day
+from overview.evidence.retention import too_old
 from overview.evidence.sources.base import CrashReportRecord, bucket_type, install_failure_buckets
 from overview.models import (
     BucketSystem,
@@ -143,14 +143,13 @@ def crash_reports_ingest(
     releases = dict(Release.objects.values_list("codename", "id"))
     iterator = iter(records)
     names: dict[object, str] = {}
-    oldest = datetime.combine(oldest_kept_day(now), time(), tzinfo=UTC)
     while batch := list(islice(iterator, BATCH)):
         summary.received += len(batch)
         kept = []
         texts: dict[int, tuple[str, str] | None] = {}
         for record in batch:
             why, json_texts = _valid(record, releases, now=now, names=names)
-            if not why and record.reported_at < oldest:
+            if not why and too_old(record.reported_at, now=now):
                 why = "older than the crash reports kept (PHASING_CRASH_REPORT_RETENTION_DAYS)"
             if why:
                 summary.skip(f"{getattr(record, 'external_id', '?')!r:.120}", why)

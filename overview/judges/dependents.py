@@ -78,7 +78,8 @@ class DependentFigures:
 @dataclass(frozen=True)
 class DependentsJudgement:
     assessment: sequential.SequentialResult  # every dependent pooled
-    # Those whose own test says they crash more, else the largest contributors (≤ 2)
+    # When they crash more: those whose own test says so, else the largest contributors
+    # (at most 2); none otherwise.
     dependents: tuple[DependentFigures, ...]
     share: float  # the library's share now (middle estimate)
     counted: int  # dependents with crashes counted
@@ -122,6 +123,8 @@ def judge_counts(
         hours_of({h: (n, o) for h, (n, o) in enumerate(pooled)}), share_now=share_now
     )
     rising = sorted((name for name in counts if excess[name] > 0), key=lambda n: -excess[n])
+    if assessment.verdict != sequential.Finding.REGRESSED:
+        rising = []  # only a problem's words name dependents: no tests for nothing to say
     figures = []
     for name in rising[: 2 * NAMED]:
         result = test.assess(hours_of(counts[name]), share_now=share_now)

@@ -105,9 +105,15 @@ def row_html(line: UpdateLine, *, grouped: bool) -> str:
     )
 
 
+_EMPTY = '\n      <tr><td colspan="{}" class="empty">No update matches these filters.</td></tr>'
+
+
 def rows_html(lines: Sequence[UpdateLine], *, grouped: bool, colspan: int) -> str:
     """The table's body rows: a release heading where a group of lines starts (when the
-    lines are grouped by release), then each line's row."""
+    lines are grouped by release), then each line's row; a row that says so when there is
+    no line."""
+    if not lines:
+        return _EMPTY.format(colspan)
     parts = []
     previous = None
     for line in lines:

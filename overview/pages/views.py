@@ -106,9 +106,15 @@ def index(request: HttpRequest) -> HttpResponse:
         now=now,
     )
     # The body: each line's row written once and kept with the line (line_rows).
-    table.body_html = mark_safe(  # noqa: S308 (every value escaped by line_rows)
-        rows_html(table.lines, grouped=table.grouped, colspan=len(table.columns))
+    body = rows_html(table.lines, grouped=table.grouped, colspan=len(table.columns))
+    # The table around it (caption, sort links, pager) depends only on the query and the
+    # data version (the count): kept rendered with a mark where the body goes.
+    frame = kept.kept(
+        ("table", tuple((name, tuple(values)) for name, values in request.GET.lists())),
+        lambda: _table_frame(table, request),
+        version=version,
     )
+    table_html = mark_safe(frame.replace(_BODY, body))  # noqa: S308 (both escaped as written)
     sort = request.GET.get("sort", "")
     context = {
         "filter": filterset,
@@ -123,6 +129,7 @@ def index(request: HttpRequest) -> HttpResponse:
             version=version,
         ),
         "table": table,
+        "table_html": table_html,
         # What needs a person, the summaries, the scheduled changes and the completed
         # updates, rendered once per data version and minute (their times say "ago").
         "fragments": kept.kept(
@@ -150,6 +157,17 @@ def index(request: HttpRequest) -> HttpResponse:
     if status == 200 and _cacheable(request, table):
         mark_cacheable(response)
     return response
+
+
+# Where the body's rows go in the kept table: no row, value or query string holds a NUL.
+_BODY = "\x00body\x00"
+
+
+def _table_frame(table: UpdatesTable, request: HttpRequest) -> str:
+    """The table rendered by django-tables2 (overview/_update_lines.html) around a mark
+    that stands for its body."""
+    table.body_html = _BODY
+    return table.as_html(request)
 
 
 def _fragments(

@@ -131,12 +131,13 @@ def rows_upsert(
     column = {f.name: quote(f.column) for f in fields}
     conflict = ", ".join(column[name] for name in unique_fields)
     updates = ", ".join(f"{column[name]} = EXCLUDED.{column[name]}" for name in update_fields)
-    values = [
-        [f.get_db_prep_save(getattr(row, f.attname), connection) for f in fields] for row in rows
-    ]
     upsert = f"ON CONFLICT ({conflict}) DO UPDATE SET {updates}"
     with connection.cursor() as cursor:
         if not uses_postgresql():
+            values = [
+                [f.get_db_prep_save(getattr(row, f.attname), connection) for f in fields]
+                for row in rows
+            ]
             # SQLite reads the same upsert; one prepared statement run for every row.
             placeholders = ", ".join(["%s"] * len(fields))
             cursor.executemany(
@@ -149,5 +150,28 @@ def rows_upsert(
         cursor.execute(
             f"INSERT INTO {quote(meta.db_table)} ({', '.join(names)}) "
             f"SELECT * FROM unnest({arrays}) {upsert}",
-            [list(column) for column in zip(*values, strict=True)],
+            [_column(f, rows) for f in fields],
         )
+
+
+# Values the driver adapts as they are (Django's preparation returns them unchanged on
+# PostgreSQL): preparing each one cost a tick of 20,000 assessments seconds.
+_AS_THEY_ARE = _DRIVER_ADAPTS | {
+    "OneToOneField",
+    "TextField",
+    "IntegerField",
+    "PositiveIntegerField",
+    "BigIntegerField",
+    "SmallIntegerField",
+}
+
+
+def _column(field: Any, rows: Sequence[models.Model]) -> list[object]:
+    """One column of the rows, as PostgreSQL's unnest() reads it."""
+    name = field.attname
+    kind = field.get_internal_type()
+    if kind in _AS_THEY_ARE:
+        return [getattr(row, name) for row in rows]
+    if kind == "FloatField":  # an int in a float column would make the array's type int
+        return [None if (v := getattr(row, name)) is None else float(v) for row in rows]
+    return [field.get_db_prep_save(getattr(row, name), connection) for row in rows]

@@ -5,7 +5,6 @@ again without anyone once a worker is back."""
 
 from __future__ import annotations
 
-import time
 from collections import Counter
 from datetime import timedelta
 
@@ -20,6 +19,7 @@ from overview.tasks import sync_sources
 from packages.models import EventKind, Lease, PhasingEvent, PhasingState, Publication, WriteBack
 from tests.faults.worker import (
     overview_faults,
+    sent_until,
     tick_in_flight,
     wait_for,
     workers,
@@ -121,25 +121,22 @@ def test_a_worker_killed_mid_sync_holds_the_next_sync_for_one_lease_then_it_fini
         running.start("worker-2")
         for name in ("worker-1", "worker-2"):
             assert wait_for(lambda name=name: "ready" in running.log(name), 30), running.logs()
-        sync_sources.delay()
-        assert wait_for(
+        assert sent_until(
+            sync_sources.delay,
             lambda: (
                 Lease.objects.filter(name=SYNC).exclude(holder="").exists()
                 and any(write_in_flight(w) for w in running.processes)
             ),
             30,
-            every=0.01,
         ), running.logs()
         victim = next(w for w in running.processes if write_in_flight(w))  # mid-sync
         running.kill(victim)
         survivor = "worker-2" if victim == "worker-1" else "worker-1"
-        # The broker hears of the dead consumer's connection; a task sent before that
-        # may go to it and be lost, which beat's next send makes good.
-        time.sleep(1)
 
         # The next sync finds the lock of the dead one: skipped, and the overview says so.
-        sync_sources.delay()
-        assert wait_for(lambda: "sync skipped" in overview_faults(anonymous), 30), running.logs()
+        assert sent_until(
+            sync_sources.delay, lambda: "sync skipped" in overview_faults(anonymous), 30
+        ), running.logs()
         assert "the periodic sync" in overview_faults(anonymous)
 
         # The one after the lease (beat sends one each interval) runs and finishes it.
@@ -147,15 +144,21 @@ def test_a_worker_killed_mid_sync_holds_the_next_sync_for_one_lease_then_it_fini
             lambda: not Lease.objects.filter(name=SYNC, expires_at__gt=timezone.now()).exists(),
             10,
         )
-        sync_sources.delay()
-        assert wait_for(lambda: overview_faults(anonymous) == "", 30), running.logs()
+        assert sent_until(
+            sync_sources.delay, lambda: overview_faults(anonymous) == "", 30, again=15
+        ), running.logs()
+        assert wait_for(lambda: not Lease.objects.exclude(holder="").exists(), 30)
         synced = Publication.objects.count()
 
         # A sync over the same source again adds nothing: the killed one left no half.
-        sync_sources.delay()
-        assert wait_for(
-            lambda: _tasks(running.log(survivor), "sync_sources", "succeeded") == 3, 30
+        done = _tasks(running.log(survivor), "sync_sources", "succeeded")
+        assert sent_until(
+            sync_sources.delay,
+            lambda: _tasks(running.log(survivor), "sync_sources", "succeeded") > done,
+            30,
+            again=15,
         ), running.logs()
+        assert wait_for(lambda: not Lease.objects.exclude(holder="").exists(), 30)
 
     assert synced > 60
     assert Publication.objects.count() == synced

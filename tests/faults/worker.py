@@ -84,14 +84,17 @@ def tasks_routed_to(queue: str) -> Iterator[None]:
     to the fault suite's workers, not to the queue other tests share."""
     from phasing_site.celery import app
 
+    def use(routes) -> None:
+        app.conf.task_routes = routes
+        app.amqp.flush_routes()  # kept from task_routes at first use
+        app.amqp.__dict__.pop("router", None)  # made once from those
+
     previous = app.conf.task_routes
-    app.conf.task_routes = {"*": {"queue": queue}}
-    app.amqp.__dict__.pop("router", None)  # made once from task_routes
+    use({"*": {"queue": queue}})
     try:
         yield
     finally:
-        app.conf.task_routes = previous
-        app.amqp.__dict__.pop("router", None)
+        use(previous)
 
 
 def wait_for(predicate: Callable[[], object], seconds: float, every: float = 0.05) -> bool:
@@ -100,6 +103,20 @@ def wait_for(predicate: Callable[[], object], seconds: float, every: float = 0.0
         if predicate():
             return True
         time.sleep(every)
+    return False
+
+
+def sent_until(
+    send: Callable[[], object], predicate: Callable[[], object], seconds: float, again: float = 4
+) -> bool:
+    """Send (as beat does), and send again every `again` seconds until the predicate holds:
+    the Redis transport can lose a message handed out as a consumer dies or starts, and
+    beat's next send is what makes that good in a deployment."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        send()
+        if wait_for(predicate, min(again, deadline - time.monotonic())):
+            return True
     return False
 
 

@@ -107,3 +107,15 @@ def test_the_api_answers_a_second_time_from_its_kept_rows_and_sees_a_write(anony
 
     assert again == first and first["results"][0]["state"] == "phasing"
     assert after["results"][0]["state"] == "halted"
+
+
+def test_the_kept_table_frame_is_the_one_of_the_query_asked_for(member):
+    for name in ("hello", "world"):
+        PublicationFactory(source_package=SourcePackageFactory(name=name))
+    by_percentage = member.get("/?sort=-percentage").content.decode()
+
+    plain = member.get("/").content.decode()
+
+    assert 'aria-sort="descending"' in by_percentage and 'tr class="group"' not in by_percentage
+    assert 'aria-sort="descending"' not in plain and 'tr class="group"' in plain
+    assert plain.count('class="line ') == by_percentage.count('class="line ') == 2
