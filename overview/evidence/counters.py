@@ -177,6 +177,7 @@ def _recount_sql(keys: set[HourKey]) -> None:
         )
         dependents_counts.recount_postgresql(
             cursor,
-            "unnest(%s::bigint[], %s::timestamptz[]) AS k(release_id, hour)",
-            [[h[0] for h in hours], [h[1] for h in hours]],
+            "unnest(%s::bigint[], %s::bigint[], %s::text[], %s::timestamptz[]) "
+            "AS k(release_id, source_package_id, version, hour)",
+            columns,
         )

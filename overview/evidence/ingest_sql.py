@@ -289,7 +289,7 @@ def _count_hours(cursor: CursorWrapper) -> None:
     )
     dependents_counts.recount_postgresql(
         cursor,
-        "(SELECT DISTINCT release_id, hour FROM stored_crash_report WHERE crashed) k",
+        f"(SELECT DISTINCT {_KEY}, hour FROM stored_crash_report WHERE crashed) k",
         [],
     )
 

@@ -8,7 +8,7 @@ ten times as many reports are stored, and the same after the purge forgets them.
 from __future__ import annotations
 
 import random
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
 from django.db import connection
@@ -19,13 +19,9 @@ from overview.evidence.ingest import crash_reports_ingest
 from overview.evidence.sources.base import CrashReportRecord
 from overview.judges.local import LocalCrashSource
 from overview.models import ErrorBucket
-from tests.factories import PublicationFactory, SourcePackageFactory
+from tests.overview.judges.test_pipeline import NEW, OLD, T0, update
 
 pytestmark = [pytest.mark.django_db, pytest.mark.embedded]
-
-T0 = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
-HOUR = timedelta(hours=1)
-NEW, OLD = "2.0-1ubuntu0.2", "2.0-1ubuntu0.1"
 
 
 def _reports(count: int, *, seed: int) -> list[CrashReportRecord]:
@@ -62,15 +58,7 @@ def _work(client, publication) -> list[str]:
 def test_a_tick_and_the_public_pages_read_counters_never_reports_and_cost_the_same_at_10x(
     client,
 ):
-    publication = PublicationFactory(
-        source_package=SourcePackageFactory(name="tool"),
-        version=NEW,
-        previous_version=OLD,
-        binaries=["tool"],
-        date_published=T0 - 24 * HOUR,
-        last_increase_at=T0 - 24 * HOUR,
-        phased_update_percentage=50,
-    )
+    publication = update(percentage=50)
     crash_reports_ingest(_reports(100, seed=1), now=T0)
     few = _work(client, publication)
     crash_reports_ingest(_reports(1000, seed=2), now=T0)
