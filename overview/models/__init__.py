@@ -4,23 +4,25 @@ last run of each periodic job (operations), where notices go and how each went (
 
 from overview.models.dependents import DependentCrashCount
 from overview.models.evidence import (
-    VERSION_WIDE_KINDS,
     BucketSystem,
     BucketVersionStat,
     CrashCounter,
     CrashReport,
     ErrorBucket,
-    Override,
-    OverrideQuerySet,
-    Problem,
-    ProblemKind,
-    ProblemQuerySet,
     ProblemType,
 )
 from overview.models.intake import FleetReport, ReceivedCrash
 from overview.models.judging import Assessment, HourlyCrashCount, Verdict, VersionSighting
 from overview.models.notifications import Notification
 from overview.models.operations import PeriodicRun
+from overview.models.problems import (
+    VERSION_WIDE_KINDS,
+    Override,
+    OverrideQuerySet,
+    Problem,
+    ProblemKind,
+    ProblemQuerySet,
+)
 from overview.models.webhooks import (
     DeliveryStatus,
     EndpointFormat,
