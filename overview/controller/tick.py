@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Collection
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from django.conf import settings
@@ -39,10 +39,16 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from overview.controller import rule, together
+from overview.controller import together
 from overview.controller.assessments import assessments_record
-from overview.controller.halting import halting_problems
 from overview.controller.notifications import halt_notifications_create
+from overview.controller.outcomes import (
+    TickOutcome,
+    failed,
+    hold_outcome,
+    label_of,
+    outcome_of,
+)
 from overview.controller.problems import problems_record_each
 from overview.controller.rule import Action
 from overview.evidence.sources.base import (
@@ -55,9 +61,9 @@ from overview.evidence.sources.base import (
 from overview.judges import dependents, verdicts
 from overview.judges import pipeline as judging
 from overview.judges.crash_source import crash_source as configured_crash_source
-from overview.models import Problem, Verdict
+from overview.models import Verdict
 from packages.domain import policy as policy_rules
-from packages.holds import HoldReason, hold_words
+from packages.holds import HoldReason
 from packages.models import (
     ACTIVE_STATES,
     EventKind,
@@ -75,28 +81,6 @@ from packages.services.phasing import (
 )
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class TickOutcome:
-    """What one tick did (or, in a dry run, would do) to one update, for people to read."""
-
-    publication_id: int
-    label: str
-    action: Action
-    detail: str
-    old_percentage: int
-    new_percentage: int
-    hold_reason: str = ""
-
-    def __str__(self) -> str:
-        if self.action in (Action.ADVANCE, Action.COMPLETE):
-            return f"{self.label}: {self.action} {self.old_percentage}→{self.new_percentage} ({self.detail})"
-        return f"{self.label}: {self.action}: {self.detail}"
-
-
-def _label(publication: Publication) -> str:
-    return f"{publication.release.codename} {publication.source_package.name} {publication.version}"
 
 
 def _query(publication: Publication) -> CrashQuery:
@@ -248,16 +232,16 @@ def _decide_all(
         try:
             if publication.pk in unrecorded:
                 raise unrecorded[publication.pk]
-            decision, change, _ = _decide(
+            decision, change, _ = outcome_of(
                 publication, rules, answer, found, (verdict, evidence), now, judge_error=failure
             )
         except Exception as exc:  # one broken publication never stops the tick for the others
             log.exception(
                 "controller could not decide for %s",
-                _label(publication),
-                extra={"publication": _label(publication)},
+                label_of(publication),
+                extra={"publication": label_of(publication)},
             )
-            decisions[publication.pk] = _failed(publication, exc)
+            decisions[publication.pk] = failed(publication, exc)
             holds.append(publication)
             continue
         decisions[publication.pk] = decision
@@ -283,8 +267,8 @@ def _decide_all(
     _hold_together(publications, changes, holds, decisions, needs, rules_of)
 
     def refused(publication: Publication, exc: Exception) -> None:
-        log.warning("controller could not change %s: %s", _label(publication), exc)
-        decisions[publication.pk] = _failed(publication, exc)
+        log.warning("controller could not change %s: %s", label_of(publication), exc)
+        decisions[publication.pk] = failed(publication, exc)
         holds.append(publication)
 
     events = publications_apply(changes, now=now, on_error=refused)
@@ -314,7 +298,7 @@ def _hold_together(
     capped, held = together.cap(publications, changes, needs, rules_of)
     by_pk = {p.pk: p for p in publications}
     for pk, (_, detail) in held.items():
-        decisions[pk] = _hold(by_pk[pk], HoldReason.DEPENDENCY, detail)[0]
+        decisions[pk] = hold_outcome(by_pk[pk], HoldReason.DEPENDENCY, detail)[0]
         holds.append(by_pk[pk])
     for publication, change in capped:
         if change is not before[publication.pk]:
@@ -328,86 +312,5 @@ def _hold_together(
     changes[:] = capped
 
 
-def _failed(publication: Publication, exc: Exception) -> TickOutcome:
-    return _hold(publication, HoldReason.CONTROLLER_ERROR, f"{type(exc).__name__}: {exc}")[0]
-
-
 def _hold_fields(publication: Publication) -> tuple[object, ...]:
     return tuple(getattr(publication, name) for name in HOLD_FIELDS)
-
-
-def _hold(
-    publication: Publication, reason: str, detail: str
-) -> tuple[TickOutcome, None, list[Problem]]:
-    publication.hold_reason, publication.hold_detail = reason, detail[:500]
-    decision = TickOutcome(
-        publication.pk,
-        _label(publication),
-        Action.HOLD,
-        hold_words(reason, detail),
-        publication.phased_update_percentage,
-        publication.phased_update_percentage,
-        reason,
-    )
-    return decision, None, []
-
-
-def _decide(
-    publication: Publication,
-    rules: policy_rules.Rules,
-    answer: CrashAnswer,
-    problems: list[Problem],
-    verdict: tuple[str, str],
-    now: datetime,
-    judge_error: str = "",
-) -> tuple[TickOutcome, Change | None, list[Problem]]:
-    """The rule's answer for one locked publication, as the change the tick writes."""
-    if answer.unknown_version or not answer.error:
-        publication.crash_data_unavailable_since = None
-    elif publication.crash_data_unavailable_since is None:
-        publication.crash_data_unavailable_since = now
-    blocking = halting_problems(publication.state, problems)
-    decision = rule.decide(
-        rule.facts_of(publication),
-        rule.Evidence(
-            unknown_version=answer.unknown_version,
-            error=answer.error,
-            blocking=tuple(verdicts.describe_problem(p) for p in blocking),
-            unresolved=sum(1 for p in problems if not p.is_overridden),
-            overridden=sum(1 for p in problems if p.is_overridden),
-            previous_reports=answer.previous_reports,
-            judge_error=judge_error,
-            verdict=verdict[0],
-            verdict_words=verdict[1],
-        ),
-        rules,
-        now,
-    )
-    if decision.action == rule.Action.HOLD:
-        return _hold(publication, decision.hold, decision.detail)
-    outcome = TickOutcome(
-        publication.pk,
-        _label(publication),
-        decision.action,
-        decision.detail,
-        decision.percentage,
-        decision.new_percentage,
-        decision.hold,
-    )
-    if decision.action == rule.Action.HALT:
-        return outcome, Change.halted(reason=decision.detail, by_person=False), blocking
-    if decision.action == rule.Action.RESUME:
-        resumed = Change(
-            EventKind.RESUMED,
-            percentage=decision.new_percentage,
-            state=PhasingState.PHASING,
-            reason=decision.detail,
-            hold_reason=HoldReason.NONE,
-        )
-        return replace(outcome, action=Action.ADVANCE), resumed, []
-    if decision.new_percentage == decision.percentage:
-        return outcome, Change.completed(), []
-    change = Change.advanced(
-        old=decision.percentage, new=decision.new_percentage, why=decision.detail
-    )
-    return outcome, change, []
