@@ -20,7 +20,7 @@ from django.conf import settings
 
 from overview.evidence.counters import hour_of
 from overview.evidence.fleet_reads import fleet_sightings
-from overview.judges import anchored, exposure, reads, reuse, sequential
+from overview.judges import anchored, exposure, reads, release_uptake, reuse, sequential
 from packages.domain import change_words as words
 from packages.models import Publication
 
@@ -119,7 +119,9 @@ def publications_judge(
     )
     for p in publications:
         by_release[p.release_id].append((own_sightings[p.pk], deficits[p.pk]))
-    beliefs = {release: exposure.pooled(found, default) for release, found in by_release.items()}
+    beliefs = {
+        release: release_uptake.pooled(found, default) for release, found in by_release.items()
+    }
 
     test = judge_settings()
     keys = {

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
-from overview.judges import exposure
+from overview.judges import exposure, release_uptake
 
 T0 = datetime(2026, 1, 5, tzinfo=UTC)
 RAMP = [min(100, 10 + 10 * (h // 6)) for h in range(60)]
@@ -91,7 +91,7 @@ def measured_updates(rng, uptakes, per_hour=5):
 
 def test_a_release_pools_what_its_updates_measured_and_widens_it_for_one_update():
     rng = np.random.default_rng(4)
-    release = exposure.pooled(measured_updates(rng, [10.0] * 4), exposure.prior(30.0))
+    release = release_uptake.pooled(measured_updates(rng, [10.0] * 4), exposure.prior(30.0))
     assert 7 < release.hours < 14
     # Four updates cannot say how far one more may differ: the range stays wide.
     assert release.fast < 5 and release.slow > 20
@@ -102,8 +102,8 @@ def test_updates_of_a_release_that_agree_narrow_the_range_and_updates_that_diffe
     measured the same uptake, one more update is believed close to it; where they
     measured uptakes from an hour to two days, it may be anywhere among them."""
     rng = np.random.default_rng(5)
-    alike = exposure.pooled(measured_updates(rng, [10.0] * 10), exposure.prior(30.0))
-    spread = exposure.pooled(
+    alike = release_uptake.pooled(measured_updates(rng, [10.0] * 10), exposure.prior(30.0))
+    spread = release_uptake.pooled(
         measured_updates(rng, [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 48.0, 3.0, 24.0, 6.0]),
         exposure.prior(30.0),
     )
