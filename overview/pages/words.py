@@ -13,10 +13,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from enum import StrEnum
 
-
-def plural(count: int, noun: str, nouns: str | None = None) -> str:
-    """'1 crash report', '140 crash reports', '2 updates': never 'report(s)'."""
-    return f"{count:,} {noun if count == 1 else (nouns or noun + 's')}"
+from packages.domain.change_words import plural
 
 
 def rough_count(count: int) -> int:
