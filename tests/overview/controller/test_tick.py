@@ -248,8 +248,8 @@ def test_a_publication_the_controller_cannot_decide_for_holds_and_says_why(crash
             raise ValueError("bad policy row")
         return real(publication, *args, **kwargs)
 
-    real = controller._decide
-    monkeypatch.setattr(controller, "_decide", broken)
+    real = controller.outcome_of
+    monkeypatch.setattr(controller, "outcome_of", broken)
     tick(crashes, T0 + 6 * HOURS)
     publication.refresh_from_db()
     other.refresh_from_db()

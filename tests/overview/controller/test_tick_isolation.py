@@ -124,7 +124,7 @@ def test_a_change_the_state_refuses_holds_that_update_and_the_others_are_changed
     from packages.services.phasing import Change
 
     poisoned, *others = healthy(4)
-    real = controller._decide
+    real = controller.outcome_of
 
     def refused_change(publication, *args, **kwargs):
         decision, change, blocking = real(publication, *args, **kwargs)
@@ -132,7 +132,7 @@ def test_a_change_the_state_refuses_holds_that_update_and_the_others_are_changed
             change = Change(EventKind.RESUMED, reason="impossible")
         return decision, change, blocking
 
-    monkeypatch.setattr(controller, "_decide", refused_change)
+    monkeypatch.setattr(controller, "outcome_of", refused_change)
     decisions = tick(crashes, T0 + 6 * HOURS)
 
     assert_all_advanced(others)
