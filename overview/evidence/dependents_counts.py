@@ -1,11 +1,19 @@
-"""The dependents' crash counts (DependentCrashCount), recounted from the stored reports of
-the hours a batch touched, beside the other judging counters (overview.evidence.counters).
+"""The dependents' crash counts (DependentCrashCount), beside the other judging counters.
 
 For each update in phasing, paused or halted in -updates, the crash reports of *other*
 packages that list one of its binaries at its new version or at the one it replaces
 (apport's dependency versions) are counted per dependent, dependent version and hour, a
 machine once per bucket and hour. The updates' binaries are joined by name (a hash join),
-never each report against each publication. One statement; PostgreSQL's and SQLite's SQL.
+never each report against each publication.
+
+On PostgreSQL the ingest adds to the counts (`new_counted_postgresql` before a batch is
+stored, `add_postgresql` after), as it adds to the hourly crash counts: an incoming report
+counts for a library only if no stored report of its machine, bucket, dependent version
+and hour already lists the library at that version (an index probe), so a batch costs
+what it brings, not what its hours already hold. Recounting the hours a batch touched
+read every stored report of those hours with its dependencies again, and at archive
+scale (a popular dependent's hour holds thousands) took a minute a batch. The recount
+stays for SQLite's ingest and for overview.evidence.counters' recount of chosen hours.
 """
 
 from __future__ import annotations
@@ -27,6 +35,72 @@ def _table(model: type[models.Model]) -> str:
 
 def _states() -> str:
     return ", ".join(f"'{state}'" for state in ACTIVE_STATES)
+
+
+def _libraries_postgresql() -> str:
+    """SQL: lib(id, release_id, source_package_id, version, previous_version, names, name),
+    one row per binary of each update in phasing (`names`: all of that update's binaries)."""
+    return (
+        "pubs AS MATERIALIZED (SELECT p.id, p.release_id, p.source_package_id, p.version, "
+        "p.previous_version, ARRAY(SELECT jsonb_array_elements_text("
+        "CASE jsonb_typeof(p.binaries) WHEN 'array' THEN p.binaries ELSE '[]'::jsonb END)) "
+        f"AS names FROM {_table(Publication)} p "
+        f"WHERE p.state IN ({_states()}) AND p.pocket = '{Pocket.UPDATES.value}' "
+        "AND p.previous_version <> ''), "
+        "lib AS MATERIALIZED (SELECT pubs.*, n.name FROM pubs "
+        "CROSS JOIN LATERAL unnest(pubs.names) AS n(name))"
+    )
+
+
+def new_counted_postgresql(cursor: CursorWrapper, *, hour: str, probe: str) -> None:
+    """What the incoming reports (the scratch table incoming_crash_report) add to the
+    dependents' counts, asked before they are stored, into the scratch table
+    new_dependent_count. `hour`: SQL for a report i's hour; `probe`: the clause that keeps
+    a NOT EXISTS subquery an index probe (overview.evidence.ingest_sql)."""
+    cursor.execute(
+        "CREATE TEMPORARY TABLE IF NOT EXISTS new_dependent_count (library_id bigint, "
+        "dependent_id bigint, dependent_version text, hour timestamptz, on_new int, "
+        "on_old int)"
+    )
+    cursor.execute("TRUNCATE new_dependent_count")
+    cursor.execute(
+        f"WITH {_libraries_postgresql()}, "
+        # The machines' crashes in this batch that list a library at one of its two
+        # versions, a machine once per bucket, dependent version, hour and library version.
+        "inc AS MATERIALIZED (SELECT DISTINCT i.release_id, i.source_package_id, i.version, "
+        f"{hour} AS hour, i.bucket_id, i.system_id, lib.id AS library_id, "
+        "v.value AS library_version, v.value = lib.version AS on_new, lib.names "
+        "FROM incoming_crash_report i CROSS JOIN LATERAL jsonb_each_text("
+        "CASE jsonb_typeof(i.package_versions) WHEN 'object' THEN i.package_versions "
+        "ELSE '{}'::jsonb END) AS v "
+        "JOIN lib ON lib.release_id = i.release_id AND lib.name = v.key "
+        "AND lib.source_package_id <> i.source_package_id "
+        "AND v.value IN (lib.version, lib.previous_version) "
+        f"WHERE {COUNTED.replace('r.', 'i.')}) "
+        "INSERT INTO new_dependent_count SELECT library_id, source_package_id, "
+        "left(version, 200), hour, count(*) FILTER (WHERE on_new), "
+        "count(*) FILTER (WHERE NOT on_new) FROM inc "
+        f"WHERE NOT EXISTS (SELECT 1 FROM {_table(CrashReport)} r "
+        "WHERE r.release_id = inc.release_id AND r.system_id = inc.system_id "
+        "AND r.reported_at >= inc.hour AND r.reported_at < inc.hour + interval '1 hour' "
+        f"AND {COUNTED} AND r.source_package_id = inc.source_package_id "
+        "AND r.version = inc.version AND r.bucket_id = inc.bucket_id "
+        "AND EXISTS (SELECT 1 FROM unnest(inc.names) AS n(name) "
+        f"WHERE r.package_versions ->> n.name = inc.library_version) {probe}) "
+        "GROUP BY library_id, source_package_id, left(version, 200), hour"
+    )
+
+
+def add_postgresql(cursor: CursorWrapper) -> None:
+    """Add what `new_counted_postgresql` found to the counts, once the batch is stored."""
+    cursor.execute(
+        f"INSERT INTO {_table(DependentCrashCount)} AS d "
+        "(library_id, dependent_id, dependent_version, hour, on_new, on_old) "
+        "SELECT library_id, dependent_id, dependent_version, hour, on_new, on_old "
+        "FROM new_dependent_count "
+        "ON CONFLICT (library_id, hour, dependent_id, dependent_version) "
+        "DO UPDATE SET on_new = d.on_new + EXCLUDED.on_new, on_old = d.on_old + EXCLUDED.on_old"
+    )
 
 
 def recount_postgresql(cursor: CursorWrapper, keys: str, params: list[Any]) -> None:

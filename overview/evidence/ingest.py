@@ -228,13 +228,12 @@ def _ingest_batch(
         partitions.ensure({r.reported_at.astimezone(UTC).date() for r in fresh})
         _insert_reports(fresh, releases=releases, packages=packages, buckets=buckets)
         _recount(fresh, releases, packages, buckets)
-        failing = install_failure_buckets(fresh, buckets)
+        # Install failures too: their hours' sightings and dependents' counts change (the
+        # hourly crash counts leave them out in their own SQL).
         judging_counts_recount(
             (releases[r.release], packages[r.source_package], r.version, hour_of(r.reported_at))
             for r in fresh
-            if not r.automated_testing
-            and not r.from_proposed
-            and buckets[r.signature] not in failing
+            if not r.automated_testing and not r.from_proposed
         )
         _touch_buckets(fresh, buckets)
     return len(fresh)

@@ -264,6 +264,7 @@ def _new_to_their_hour(cursor: CursorWrapper, failing: set[int]) -> None:
         f"AND NOT {own_binary.format('r.source_package_id')} {_PROBE})) AS s "
         'GROUP BY release_id, "binary", version, hour'
     )
+    dependents_counts.new_counted_postgresql(cursor, hour=hour, probe=_PROBE)
 
 
 def _count_hours(cursor: CursorWrapper) -> None:
@@ -287,11 +288,7 @@ def _count_hours(cursor: CursorWrapper) -> None:
         'ON CONFLICT (release_id, "binary", version, hour) '
         "DO UPDATE SET machines = s.machines + EXCLUDED.machines"
     )
-    dependents_counts.recount_postgresql(
-        cursor,
-        f"(SELECT DISTINCT {_KEY}, hour FROM stored_crash_report WHERE crashed) k",
-        [],
-    )
+    dependents_counts.add_postgresql(cursor)
 
 
 def _touch_buckets(cursor: CursorWrapper) -> None:

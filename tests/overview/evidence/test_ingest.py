@@ -17,6 +17,7 @@ from overview.models import (
     BucketVersionStat,
     CrashCounter,
     CrashReport,
+    DependentCrashCount,
     HourlyCrashCount,
     VersionSighting,
 )
@@ -213,13 +214,51 @@ def _counted_by_the_ingest() -> tuple[dict, dict]:
     return hourly, sightings
 
 
+def _dependents_counted_by_the_ingest() -> dict:
+    return {
+        (c.dependent.name, c.dependent_version, c.hour): (c.on_new, c.on_old)
+        for c in DependentCrashCount.objects.select_related("dependent")
+        if c.on_new or c.on_old
+    }
+
+
+def _dependents_counted_as_defined(library: str, binaries: set[str], new: str, old: str) -> dict:
+    """The library's dependents' crash counts as defined, from the stored reports: per
+    dependent, its version and hour, the machines (once per bucket) whose counted report
+    lists one of the library's binaries at its new version, and at its old one."""
+    counted: dict[tuple, tuple[set, set]] = defaultdict(lambda: (set(), set()))
+    for r in CrashReport.objects.select_related("source_package"):
+        if r.automated_testing or r.from_proposed or r.source_package.name == library:
+            continue
+        hour = r.reported_at.replace(minute=0, second=0, microsecond=0)
+        versions = {v for b, v in r.package_versions.items() if b in binaries}
+        on_new, on_old = counted[(r.source_package.name, r.version, hour)]
+        if new in versions:
+            on_new.add((r.system_id, r.bucket_id))
+        if old in versions:
+            on_old.add((r.system_id, r.bucket_id))
+    return {k: (len(n), len(o)) for k, (n, o) in counted.items() if n or o}
+
+
 @pytest.mark.parametrize("seed", [1, 2])
 def test_hourly_counts_kept_batch_by_batch_are_what_the_stored_reports_say(monkeypatch, seed):
     """The ingest adds to the judges' hourly counts batch by batch (it never recounts an
     hour): whatever the batches, a machine counts once per bucket and hour and once per
-    binary version and hour, and reports sent again count once."""
+    binary version and hour, and reports sent again count once. So do the dependents'
+    counts of a library in phasing, by the library's version on the machine."""
     publications_sync(
-        ListSource([record(binaries=("apport", "python3-apport")), record(source_package="gdm3")]),
+        ListSource(
+            [
+                record(binaries=("apport", "python3-apport")),
+                record(source_package="gdm3"),
+                record(
+                    source_package="glibc",
+                    version="2.40",
+                    previous_version="2.39",
+                    binaries=("libc6", "libc-bin"),
+                ),
+            ]
+        ),
         now=T0,
     )
     monkeypatch.setattr(ingest, "BATCH", 7)  # many batches, so hours span several of them
@@ -234,7 +273,13 @@ def test_hourly_counts_kept_batch_by_batch_are_what_the_stored_reports_say(monke
             reported_at=T0 - timedelta(minutes=rng.randrange(4 * 60)),
             system_id=f"s{rng.randrange(6)}",
             package_versions=rng.choice(
-                [{}, {"libc6": "2.39"}, {"libc6": "2.40", "apport": "2.0"}, {"python3-apport": "2"}]
+                [
+                    {},
+                    {"libc6": "2.39"},
+                    {"libc6": "2.40", "apport": "2.0"},
+                    {"python3-apport": "2"},
+                    {"libc6": "2.40", "libc-bin": "2.39"},
+                ]
             ),
             from_proposed=rng.random() < 0.1,
             automated_testing=rng.random() < 0.1,
@@ -247,3 +292,6 @@ def test_hourly_counts_kept_batch_by_batch_are_what_the_stored_reports_say(monke
     crash_reports_ingest(sent_again + drawn[60:])
 
     assert _counted_by_the_ingest() == _counted_as_defined()
+    dependents = _dependents_counted_as_defined("glibc", {"libc6", "libc-bin"}, "2.40", "2.39")
+    assert dependents  # the draw has some
+    assert _dependents_counted_by_the_ingest() == dependents
