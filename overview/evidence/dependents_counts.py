@@ -65,18 +65,23 @@ def new_counted_postgresql(cursor: CursorWrapper, *, hour: str, probe: str) -> N
     cursor.execute("TRUNCATE new_dependent_count")
     cursor.execute(
         f"WITH {_libraries_postgresql()}, "
-        # The machines' crashes in this batch that list a library at one of its two
-        # versions, a machine once per bucket, dependent version, hour and library version.
-        "inc AS MATERIALIZED (SELECT DISTINCT i.release_id, i.source_package_id, i.version, "
-        f"{hour} AS hour, i.bucket_id, i.system_id, lib.id AS library_id, "
-        "v.value AS library_version, v.value = lib.version AS on_new, lib.names "
+        # The batch's dependencies first, then a hash join on the binary's name: left to
+        # itself the planner (which cannot estimate a JSON object's size) paired every
+        # report with every update of its release before looking at the names.
+        f"deps AS MATERIALIZED (SELECT i.release_id, i.source_package_id, i.version, "
+        f"{hour} AS hour, i.bucket_id, i.system_id, v.key, v.value "
         "FROM incoming_crash_report i CROSS JOIN LATERAL jsonb_each_text("
         "CASE jsonb_typeof(i.package_versions) WHEN 'object' THEN i.package_versions "
         "ELSE '{}'::jsonb END) AS v "
-        "JOIN lib ON lib.release_id = i.release_id AND lib.name = v.key "
-        "AND lib.source_package_id <> i.source_package_id "
-        "AND v.value IN (lib.version, lib.previous_version) "
-        f"WHERE {COUNTED.replace('r.', 'i.')}) "
+        f"WHERE {COUNTED.replace('r.', 'i.')} AND v.key IN (SELECT name FROM lib)), "
+        # The machines' crashes in this batch that list a library at one of its two
+        # versions, a machine once per bucket, dependent version, hour and library version.
+        "inc AS MATERIALIZED (SELECT DISTINCT d.release_id, d.source_package_id, d.version, "
+        "d.hour, d.bucket_id, d.system_id, lib.id AS library_id, "
+        "d.value AS library_version, d.value = lib.version AS on_new, lib.names "
+        "FROM deps d JOIN lib ON lib.release_id = d.release_id AND lib.name = d.key "
+        "AND lib.source_package_id <> d.source_package_id "
+        "AND d.value IN (lib.version, lib.previous_version)) "
         "INSERT INTO new_dependent_count SELECT library_id, source_package_id, "
         "left(version, 200), hour, count(*) FILTER (WHERE on_new), "
         "count(*) FILTER (WHERE NOT on_new) FROM inc "
