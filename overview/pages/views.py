@@ -104,6 +104,8 @@ def index(request: HttpRequest) -> HttpResponse:
         groups=groups,
         scheduled=scheduled,
         now=now,
+        # The filters' values are validated, so their keys are a bounded set; not `q`'s.
+        order=None if request.GET.get("q") else (filters, request.GET.get("sort", "")),
     )
     # The body: each line's row written once and kept with the line (line_rows).
     body = rows_html(table.lines, grouped=table.grouped, colspan=len(table.columns))

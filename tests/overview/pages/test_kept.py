@@ -3,6 +3,8 @@ only the page's own rows, and a committed write shows at once."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -21,11 +23,34 @@ def test_a_second_view_at_the_same_data_version_reads_only_what_is_its_own(membe
     with CaptureQueriesContext(connection) as second:
         assert member.get("/").status_code == 200
 
-    # 1 the data version, 2 the page's ids, 3 the session, 4 the user, 5 the footer's
-    # syncs: not the rows with their problems and events (their lines are kept), the
-    # filter's releases (the form is kept), the policies, groups, summaries, attention
-    # list, scheduled changes, completed or averted crashes.
-    assert len(second) == 5, [q["sql"][:70] for q in second.captured_queries]
+    # 1 the data version, 2 the session, 3 the user, 4 the footer's syncs: not the page's
+    # ids (the order is kept), the rows with their problems and events (their lines are
+    # kept), the filter's releases (the form is kept), the policies, groups, summaries,
+    # attention list, scheduled changes, completed or averted crashes.
+    assert len(second) == 4, [q["sql"][:70] for q in second.captured_queries]
+
+
+def _names_shown(html: str) -> list[str]:
+    return re.findall(r'data-label="Update"><a href="/updates/\d+/">([^<]+)</a>', html)
+
+
+def test_pages_and_sorts_are_sliced_from_the_kept_order_and_a_write_reorders_them(member):
+    names = [f"pkg{n:02}" for n in range(30)]
+    for name in reversed(names):
+        PublicationFactory(source_package=SourcePackageFactory(name=name))
+    member.get("/")
+
+    first, second = (member.get(f"/?page={n}").content.decode() for n in (1, 2))
+    by_name_desc = member.get("/?sort=-package&page=2").content.decode()
+    PublicationFactory(source_package=SourcePackageFactory(name="pkg00a"))
+    after_write = member.get("/?page=2").content.decode()
+    searched = member.get("/?q=pkg2").content.decode()
+
+    assert _names_shown(first) == names[:25]
+    assert _names_shown(second) == names[25:]
+    assert _names_shown(by_name_desc) == list(reversed(names))[25:]
+    assert _names_shown(after_write) == names[24:]
+    assert _names_shown(searched) == names[20:]
 
 
 def test_a_committed_write_shows_on_the_next_view(member):
