@@ -16,6 +16,7 @@ visible for a while, when it assumes the update was pulled. Plain Python, no Dja
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -46,6 +47,10 @@ from packages.sources.simulated_world import (
     Upload,
     seeded_rng,
 )
+
+# How many package names are drawn from word pairs before the rest are numbered: under
+# the 6,400 pairs, so the draw ends quickly; today's archive (5,334 names) is all drawn.
+_DRAWN_NAMES = 5_600
 
 
 class Simulator:
@@ -86,12 +91,24 @@ class Simulator:
     @cached_property
     def packages(self) -> list[str]:
         names = list(_KNOWN_SOURCES)
+        seen = set(names)
         rng = seeded_rng(self.seed, "packages")
-        while len(names) < self.package_count:
+        # Names are drawn from word pairs (6,400 of them) until most are taken; an archive
+        # larger than that (the bench's ten times) numbers them again, "libnetscan2", since
+        # drawing on would take ever longer and, past 6,400, never end.
+        drawn = min(self.package_count, _DRAWN_NAMES)
+        while len(names) < drawn:
             word = rng.choice(_WORDS) + rng.choice(_WORDS)
             candidate = rng.choice((f"lib{word}", f"{word}", f"python-{word}", f"{word}-utils"))
-            if candidate not in names:
+            if candidate not in seen:
+                seen.add(candidate)
                 names.append(candidate)
+        bases = names[len(_KNOWN_SOURCES) :]
+        for number in itertools.count(2):
+            if len(names) >= self.package_count:
+                break
+            for base in bases[: self.package_count - len(names)]:
+                names.append(f"{base}{number}")
         return names[: self.package_count]
 
     @cached_property
