@@ -160,7 +160,6 @@ def plot(runs: list[dict], path) -> None:
 
 def generated_world(args: argparse.Namespace, now: datetime) -> None:
     """N updates in phasing in one release and a day of crash reports of both versions."""
-    from overview.evidence.ingest import crash_reports_ingest
     from overview.evidence.sources.base import CrashReportRecord
     from packages.models import Publication, Release, SourcePackage
 
@@ -169,6 +168,9 @@ def generated_world(args: argparse.Namespace, now: datetime) -> None:
     rng = random.Random(1)
     records = []
     for n in range(args.updates):
+        if records and n % CHUNK == 0:
+            _ingest(records, now)
+            records = []
         package, _ = SourcePackage.objects.get_or_create(name=f"tick{n}")
         Publication.objects.create(
             source_package=package,
@@ -197,7 +199,21 @@ def generated_world(args: argparse.Namespace, now: datetime) -> None:
                             stack_trace="#0 crash ()",
                         )
                     )
+    _ingest(records, now)
+
+
+# Updates whose reports are ingested together: a backend that ingests a 20,000-update world
+# in one session grew past the machine's memory (killed by the OOM killer at 18 GB).
+CHUNK = 1000
+
+
+def _ingest(records: list, now: datetime) -> None:
+    from django.db import connection
+
+    from overview.evidence.ingest import crash_reports_ingest
+
     crash_reports_ingest(records, now=now)
+    connection.close()  # a fresh backend for the next chunk
 
 
 if __name__ == "__main__":
