@@ -123,6 +123,8 @@ def main(argv: list[str] | None = None) -> int:
     # kept (inside a transaction taken back at the end, so the world stays for --reuse).
     with transaction.atomic():
         figures["settled, the tick kept"] = tick(0.0, dry_run=False)
+        # Its steps changed the updates' percentages: the next tick judges them again.
+        figures["settled, after its steps"] = tick(0.0)
         figures["settled, 0% changed"] = tick(0.0)
         figures["settled, 10% changed"] = tick(0.1)
         figures["settled, 100% changed"] = tick(1.0)

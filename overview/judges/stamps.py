@@ -38,7 +38,9 @@ def stamps_of(
     if not publications:
         return {}
     releases = {p.release_id for p in publications}
-    packages = {p.source_package_id for p in publications}
+    # Every package published in these releases: more than these updates' (a superset
+    # costs the database a few groups more, and no list of thousands of ids to send).
+    packages = Publication.objects.filter(release_id__in=releases).values("source_package_id")
     ids = [p.pk for p in publications]
     hourly = _grouped(
         HourlyCrashCount.objects.filter(
@@ -83,9 +85,16 @@ def stamps_of(
         first=Min("reported_at"),
         newest=Max("reported_at"),
     )
+    # The tick's versions: a package's own hours, against which how busy an hour was is
+    # measured, are those of its versions among them (reads.hourly_counts).
+    versions = sorted(
+        {p.version for p in publications} | {p.previous_version for p in publications}
+    )
     # Hashed once per release: every update's stamp carries it.
     release = {
-        r: _digest(release_stamp(activity.get(r, {}), others.get(r), last_hour=last_hour))
+        r: _digest(
+            (versions, release_stamp(activity.get(r, {}), others.get(r), last_hour=last_hour))
+        )
         for r in releases
     }
     return {
