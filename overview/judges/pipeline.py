@@ -66,9 +66,9 @@ def publications_judge(
     """The sequential test's judgement of each publication, by publication id.
 
     An update whose evidence stamp (overview.judges.stamps) is the one of its kept
-    judgement is not read again: its kept sightings and deficit count in its release's
-    belief, and its kept judgement stands while that belief is the one it was judged
-    under (overview.judges.reuse)."""
+    judgement is not read again: what its sightings and deficit measured counts in its
+    release's belief, and its kept judgement stands while that belief is the one it was
+    judged under (overview.judges.reuse)."""
     if not publications:
         return {}
     last_hour = hour_of(now)
