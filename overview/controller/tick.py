@@ -141,7 +141,13 @@ def tick(
     in_phasing = _in_phasing()
     if releases is not None:
         in_phasing = in_phasing.filter(release_id__in=releases)
-    candidates = list(in_phasing.select_related("release", "source_package"))
+    # The judges read the binaries and the controller the relations (together): never the
+    # bugs a changelog closes or the sources' percentages, the tick's largest columns after.
+    candidates = list(
+        in_phasing.select_related("release", "source_package").defer(
+            "closed_bugs", "source_percentages"
+        )
+    )
     queries = {p.pk: _query(p) for p in candidates}
     answers = _fetch_answers(source, list(dict.fromkeys(queries.values())), now)
     judgements, judge_failures = verdicts.judgements_of(candidates, source, now)
@@ -160,7 +166,8 @@ def tick(
             Publication.objects.select_for_update(of=("self",))
             .filter(pk__in=queries, state__in=ACTIVE_STATES)
             .select_related("release", "source_package", "signer", "uploader", "sponsor")
-            .defer("binaries")  # never read by a tick; the largest column
+            # Never read by a decision (the judges and `together` read the candidates').
+            .defer("binaries", "relations", "closed_bugs", "source_percentages")
             .order_by("pk")
         )
         decisions = _decide_all(

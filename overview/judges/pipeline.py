@@ -20,7 +20,7 @@ from django.conf import settings
 
 from overview.evidence.counters import hour_of
 from overview.evidence.fleet_reads import fleet_sightings
-from overview.judges import anchored, exposure, reads, release_uptake, reuse, sequential
+from overview.judges import anchored, exposure, reads, release_uptake, reuse, sequential, stamps
 from packages.domain import change_words as words
 from packages.models import Publication
 
@@ -63,22 +63,111 @@ def judge_settings() -> sequential.SequentialTest:
 def publications_judge(
     publications: Sequence[Publication], *, now: datetime
 ) -> dict[int, Judgement]:
-    """The sequential test's judgement of each publication, by publication id."""
+    """The sequential test's judgement of each publication, by publication id.
+
+    An update whose evidence stamp (overview.judges.stamps) is the one of its kept
+    judgement is not read again: what its sightings and deficit measured counts in its
+    release's belief, and its kept judgement stands while that belief is the one it was
+    judged under (overview.judges.reuse)."""
     if not publications:
         return {}
     last_hour = hour_of(now)
     starts = {p.pk: max(hour_of(p.date_published), last_hour - WINDOW) for p in publications}
     first = min(starts.values())
-    histories = reads.histories(publications)
-    counts, reports = reads.hourly_counts(publications, since=first)
-    seen = reads.sightings(publications, since=first)
-    baselines = reads.baselines(publications)
-    activity = reads.activity(publications, since=first - DAY)
-    others = reads.controls(publications, since=first)
-
     hours_of = {
         p.pk: int((last_hour - starts[p.pk]) / timedelta(hours=1)) + 1 for p in publications
     }
+    activity = reads.activity(publications, since=first - DAY)
+    others = reads.controls(publications, since=first)
+    test = judge_settings()
+    inputs = (
+        test,
+        getattr(settings, "PHASING_UPTAKE_ESTIMATE_FACTOR", 1),
+        settings.PHASING_JUDGE_HISTORY,
+        settings.PHASING_UPTAKE_HOURS,
+        settings.PHASING_RATE_BASELINE_DAYS,
+    )
+    keys = {}
+    if reuse.enabled():
+        stamped = stamps.stamps_of(
+            publications, since=first, last_hour=last_hour, activity=activity, others=others
+        )
+        keys = {pk: reuse.stamp_key(pk, (stamp, inputs)) for pk, stamp in stamped.items()}
+    kept: dict[int, reuse.Kept] = reuse.recall(keys)  # unchanged evidence: not read again
+    versions = {p.version for p in publications} | {
+        p.previous_version for p in publications if p.previous_version
+    }
+    context = _Context(starts, hours_of, first, activity, others, versions)
+    evidence = _evidence([p for p in publications if p.pk not in kept], context)
+    beliefs, parts = _beliefs(publications, kept, evidence)
+    # A kept judgement under another belief of its release: read and judged again.
+    stale = [p for p in publications if p.pk in kept and kept[p.pk].belief != beliefs[p.release_id]]
+    if stale:
+        more = _evidence(stale, context)
+        evidence.update(more)
+        parts.update({pk: release_uptake.part_of(e.sightings, e.deficit) for pk, e in more.items()})
+    judgements = {pk: k.judgement for pk, k in kept.items() if pk not in evidence}
+    fresh = {}
+    for p in publications:
+        if p.pk not in evidence:
+            continue
+        found = evidence[p.pk]
+        belief = beliefs[p.release_id]
+        uptake = _biased(exposure.fit(found.sightings, belief, found.deficit))
+        judgement = _judge(
+            p, test, uptake, found.percentages, found.counts, start=starts[p.pk], now=now
+        )
+        anchor = _anchor(p, found.deficit, found.counts, found.reports, start=starts[p.pk])
+        if anchor is not None and judgement.comparable:
+            judgement = _anchored(
+                judgement,
+                test,
+                anchor,
+                found.sightings,
+                _biased(belief),
+                found.counts,
+                publication=p,
+                start=starts[p.pk],
+            )
+        judgements[p.pk] = judgement
+        if p.pk in keys:
+            fresh[keys[p.pk]] = reuse.Kept(parts[p.pk], belief, judgement)
+    reuse.remember(fresh)
+    return judgements
+
+
+@dataclass(frozen=True)
+class _Context:
+    """What every update of the tick shares: its window, and the release's reads."""
+
+    starts: dict[int, datetime]
+    hours_of: dict[int, int]
+    first: datetime
+    activity: dict[int, dict[datetime, int]]
+    others: dict[int, reads.Controls]
+    versions: set[str]  # of every update of the tick, so a subset reads what the whole would
+
+
+@dataclass(frozen=True)
+class _Evidence:
+    """What the judge read of one update."""
+
+    percentages: list[int]
+    sightings: exposure.Sightings
+    deficit: exposure.Deficit | None
+    counts: reads.Counts  # shared by the updates read together
+    reports: reads.Counts
+
+
+def _evidence(publications: Sequence[Publication], context: _Context) -> dict[int, _Evidence]:
+    """Read what the judge needs of these updates: the same queries however many."""
+    if not publications:
+        return {}
+    starts, hours_of, first = context.starts, context.hours_of, context.first
+    histories = reads.histories(publications)
+    counts, reports = reads.hourly_counts(publications, since=first, versions=context.versions)
+    seen = reads.sightings(publications, since=first)
+    baselines = reads.baselines(publications)
     percentages = {
         p.pk: exposure.hourly_percentages(histories[p.pk], start=starts[p.pk], hours=hours_of[p.pk])
         for p in publications
@@ -88,95 +177,54 @@ def publications_judge(
         for p in publications
     }
     # Machines that report their version themselves (the fleet agent): measured uptake.
-    reported = fleet_sightings(publications, starts=starts, hours=hours_of)
+    reported = fleet_sightings(
+        publications,
+        starts={p.pk: starts[p.pk] for p in publications},
+        hours={p.pk: hours_of[p.pk] for p in publications},
+    )
     for pk, (new, old) in reported.items():
         own_sightings[pk] = exposure.with_reported(own_sightings[pk], new, old)
     by_package = reads.reports_by_package(reports)
-    deficits = {
-        p.pk: reads.deficit(
-            p,
-            reports,
-            baselines,
-            activity,
-            start=starts[p.pk],
-            hours=hours_of[p.pk] - 1,
-            by_package=by_package,
-            others=others.get(p.release_id),
-        )
-        for p in publications
-    }
     # The previous version's history counts where a level shift of the whole release
     # cancels in it (measured against the release's other packages); against its own days
     # alone only with PHASING_JUDGE_HISTORY (docs/judges.md, "the previous version's history").
     history = settings.PHASING_JUDGE_HISTORY
-    deficits = {
-        pk: deficit if deficit is not None and (history or deficit.relative) else None
-        for pk, deficit in deficits.items()
-    }
-    default = exposure.prior(settings.PHASING_UPTAKE_HOURS)
-    by_release: dict[int, list[tuple[exposure.Sightings, exposure.Deficit | None]]] = defaultdict(
-        list
-    )
+    found = {}
     for p in publications:
-        by_release[p.release_id].append((own_sightings[p.pk], deficits[p.pk]))
-    beliefs = {
-        release: release_uptake.pooled(found, default) for release, found in by_release.items()
-    }
-
-    test = judge_settings()
-    keys = {
-        p.pk: reuse.input_key(
-            p.pk,
-            version_keys=(
-                (p.release_id, p.source_package_id, p.version),
-                (p.release_id, p.source_package_id, p.previous_version),
-            ),
-            counts=counts,
-            reports=reports,
-            start=starts[p.pk],
-            hours=hours_of[p.pk],
-            inputs=(
-                test,
-                getattr(settings, "PHASING_UPTAKE_ESTIMATE_FACTOR", 1),
-                bool(p.previous_version),
-                percentages[p.pk],
-                own_sightings[p.pk],
-                deficits[p.pk],
-                beliefs[p.release_id],
-            ),
-        )
-        for p in publications
-    }
-    judgements = reuse.recall(keys)  # unchanged evidence: the judgement it had
-    fresh = {}
-    for p in publications:
-        if p.pk in judgements:
-            continue
-        uptake = _biased(exposure.fit(own_sightings[p.pk], beliefs[p.release_id], deficits[p.pk]))
-        judgement = _judge(
+        deficit = reads.deficit(
             p,
-            test,
-            uptake,
-            percentages[p.pk],
-            counts,
+            reports,
+            baselines,
+            context.activity,
             start=starts[p.pk],
-            now=now,
+            hours=hours_of[p.pk] - 1,
+            by_package=by_package,
+            others=context.others.get(p.release_id),
         )
-        anchor = _anchor(p, deficits[p.pk], counts, reports, start=starts[p.pk])
-        if anchor is not None and judgement.comparable:
-            judgement = _anchored(
-                judgement,
-                test,
-                anchor,
-                own_sightings[p.pk],
-                _biased(beliefs[p.release_id]),
-                counts,
-                publication=p,
-                start=starts[p.pk],
-            )
-        judgements[p.pk] = fresh[keys[p.pk]] = judgement
-    reuse.remember(fresh)
-    return judgements
+        if deficit is not None and not (history or deficit.relative):
+            deficit = None
+        found[p.pk] = _Evidence(percentages[p.pk], own_sightings[p.pk], deficit, counts, reports)
+    return found
+
+
+def _beliefs(
+    publications: Sequence[Publication],
+    kept: dict[int, reuse.Kept],
+    evidence: dict[int, _Evidence],
+) -> tuple[dict[int, exposure.Uptake], dict[int, release_uptake.Part | None]]:
+    """Each release's pooled belief about uptake, over every update of it, read or kept (in
+    the tick's order, so that the sum is the one a tick reading every update makes), and
+    the part of each update read."""
+    default = exposure.prior(settings.PHASING_UPTAKE_HOURS)
+    read = {pk: release_uptake.part_of(e.sightings, e.deficit) for pk, e in evidence.items()}
+    by_release: dict[int, list[release_uptake.Part | None]] = defaultdict(list)
+    for p in publications:
+        by_release[p.release_id].append(read[p.pk] if p.pk in read else kept[p.pk].part)
+    beliefs = {
+        release: release_uptake.pooled_parts(parts, default)
+        for release, parts in by_release.items()
+    }
+    return beliefs, read
 
 
 def _anchor(

@@ -55,12 +55,16 @@ def histories(publications: Sequence[Publication]) -> dict[int, list[tuple[datet
 Counts = dict[tuple[int, int, str], dict[datetime, int]]
 
 
-def hourly_counts(publications: Sequence[Publication], *, since: datetime) -> tuple[Counts, Counts]:
-    """(release, package, version) → hour → crash events, and reports, for both versions:
-    one query."""
-    versions = {p.version for p in publications} | {
-        p.previous_version for p in publications if p.previous_version
-    }
+def hourly_counts(
+    publications: Sequence[Publication], *, since: datetime, versions: set[str] | None = None
+) -> tuple[Counts, Counts]:
+    """(release, package, version) → hour → crash events, and reports, for both versions
+    (and any other of `versions`, those of every update of a tick some of whose updates are
+    read): one query."""
+    if versions is None:
+        versions = {p.version for p in publications} | {
+            p.previous_version for p in publications if p.previous_version
+        }
     rows = HourlyCrashCount.objects.filter(
         source_package_id__in={p.source_package_id for p in publications},
         release_id__in={p.release_id for p in publications},

@@ -4,6 +4,7 @@ differ from the others (a hierarchical model over the updates' own likelihoods).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -23,23 +24,49 @@ from overview.judges.exposure import (
 UPDATE_SPREAD = 1.0
 
 
+@dataclass(frozen=True)
+class Part:
+    """What one update measured of its uptake: the log-likelihood over the grid of its
+    sightings and deficit, and the machines and hours it rests on."""
+
+    likelihood: np.ndarray
+    sightings: int
+    measured: int
+
+
+def part_of(seen: Sightings, deficit: Deficit | None) -> Part | None:
+    """One update's part in its release's belief (None: it measured nothing)."""
+    own = np.zeros(len(UPTAKE_GRID))
+    sightings = measured = 0
+    if seen.total:
+        own += _log_likelihood(seen.percentages, seen.new, seen.old)
+        sightings = seen.total
+    if deficit is not None and deficit.measured:
+        own += deficit.log_likelihood(seen.percentages)
+        measured = deficit.measured
+    if not sightings and not measured:
+        return None
+    return Part(own, sightings, measured)
+
+
 def pooled(updates: Sequence[tuple[Sightings, Deficit | None]], default: Uptake) -> Uptake:
     """What a release's updates measured together: the belief for each of its updates,
     widened by how much one update may differ from the others (between_updates)."""
+    return pooled_parts([part_of(seen, deficit) for seen, deficit in updates], default)
+
+
+def pooled_parts(parts: Sequence[Part | None], default: Uptake) -> Uptake:
+    """pooled, from each update's part (kept from an earlier tick, or read now)."""
     likelihood = np.zeros(len(UPTAKE_GRID))
     each = []
     sightings = measured = 0
-    for seen, deficit in updates:
-        own = np.zeros(len(UPTAKE_GRID))
-        if seen.total:
-            own += _log_likelihood(seen.percentages, seen.new, seen.old)
-            sightings += seen.total
-        if deficit is not None and deficit.measured:
-            own += deficit.log_likelihood(seen.percentages)
-            measured += deficit.measured
-        if seen.total or (deficit is not None and deficit.measured):
-            each.append(own)
-            likelihood += own
+    for part in parts:
+        if part is None:
+            continue
+        each.append(part.likelihood)
+        likelihood += part.likelihood
+        sightings += part.sightings
+        measured += part.measured
     if not sightings and not measured:
         return default
     together = _posterior(likelihood, default, sightings, measured)

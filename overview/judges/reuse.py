@@ -1,19 +1,22 @@
-"""A tick that costs what changed: an update's judgement is reused while its evidence is
-the same.
+"""A tick that costs what changed: an update whose evidence has not changed since its last
+judgement is neither read nor judged again.
 
 The sequential judge (overview.judges.pipeline) is a pure function of what it reads for one
 update: its percentages hour by hour, the crash events of its version and of the previous
 one in its window, the machines seen on each version, the previous version's deficit, the
-release's pooled belief about uptake, the test's settings. Those inputs are read for every
-update each tick (a few queries however many updates); the arithmetic on them, the costly
-part, runs only for the updates whose inputs differ from those of their last judgement.
-The judgement is kept in the cache under a digest of its inputs, so a reused judgement is
-by construction the one judging again would give (tests/overview/judges/test_reuse.py
-checks it over generated histories). New crash hours, a person's action (its event
-changes the percentages), a policy change or a step falling due change the inputs or the
-decision taken from the judgement, which the controller takes afresh for every update.
+release's pooled belief about uptake, the test's settings. Each tick reads, in a few
+grouped queries, a stamp of each update's evidence (overview.judges.stamps: a short row per
+update, however many hours it has); a judgement is kept in the cache under a digest of its
+stamp, with the sightings and deficit it read and the belief it was judged under. An
+update whose stamp finds a kept judgement is not read: what its sightings and deficit
+measured counts in its release's belief, and its judgement stands if that belief is the one it was judged
+under (else it is read and judged again). So a reused judgement is by construction the one
+judging again would give (tests/overview/judges/test_reuse.py checks it over generated
+histories). A person's action (its event), new crash hours, new sightings or fleet
+reports, the hour turning change the stamp; a policy change or a step falling due change
+the decision taken from the judgement, which the controller takes afresh for every update.
 
-PHASING_JUDGEMENT_REUSE turns it off; a cache that fails is a miss (the judge runs).
+PHASING_JUDGEMENT_REUSE turns it off; a cache that fails is a miss (the update is read).
 """
 
 from __future__ import annotations
@@ -22,7 +25,8 @@ import hashlib
 import logging
 import pickle
 from collections.abc import Mapping
-from datetime import datetime, timedelta
+from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
@@ -30,7 +34,7 @@ from django.core.cache import cache
 
 log = logging.getLogger(__name__)
 
-PREFIX = "judgement:v1"
+PREFIX = "judgement:v2"
 # Long enough to outlive the ticks of an hour; an update judged again replaces its entry.
 TIMEOUT = int(timedelta(hours=3).total_seconds())
 
@@ -39,44 +43,25 @@ def enabled() -> bool:
     return bool(getattr(settings, "PHASING_JUDGEMENT_REUSE", True))
 
 
-def _window(
-    found: Mapping[datetime, int], start: datetime, end: datetime
-) -> tuple[tuple[datetime, int], ...]:
-    """The hours of [start, end) with a count, and their counts: an hour left out is a 0."""
-    return tuple(sorted((m, n) for m, n in found.items() if n and start <= m < end))
+@dataclass(frozen=True)
+class Kept:
+    """What a judgement kept for the next tick: the update's part of its release's belief
+    about uptake (what its sightings and deficit measured), the belief it was judged
+    under, and the judgement."""
+
+    part: Any  # release_uptake.Part | None
+    belief: Any  # exposure.Uptake
+    judgement: Any  # pipeline.Judgement
 
 
-def input_key(
-    publication_id: int,
-    *,
-    version_keys: tuple[tuple[int, int, str], ...],
-    counts: Mapping[tuple[int, int, str], Mapping[datetime, int]],
-    reports: Mapping[tuple[int, int, str], Mapping[datetime, int]],
-    start: datetime,
-    hours: int,
-    inputs: tuple[Any, ...],
-) -> str:
-    """The cache key of a judgement: a digest of everything the judge reads for it.
-
-    `version_keys`: (release, package, version) of the update and of its previous version,
-    whose hourly counts in [start, start + hours) are read; `inputs`: the rest (settings,
-    percentages, sightings, deficit, the release's belief), each picklable."""
-    end = start + timedelta(hours=hours)
-    windows = tuple(
-        (
-            key,
-            _window(counts.get(key, {}), start, end),
-            _window(reports.get(key, {}), start, end),
-        )
-        for key in version_keys
-    )
-    digest = hashlib.blake2b(
-        pickle.dumps((start, hours, windows, inputs), protocol=5), digest_size=20
-    ).hexdigest()
+def stamp_key(publication_id: int, stamp: tuple[Any, ...]) -> str:
+    """The cache key of an update's judgement: a digest of its evidence stamp
+    (overview.judges.stamps) and of the judge's settings, each picklable."""
+    digest = hashlib.blake2b(pickle.dumps(stamp, protocol=5), digest_size=20).hexdigest()
     return f"{PREFIX}:{publication_id}:{digest}"
 
 
-def recall(keys: Mapping[int, str]) -> dict[int, Any]:
+def recall(keys: Mapping[int, str]) -> dict[int, Kept]:
     """The stored judgements whose inputs are unchanged, by publication id."""
     if not keys or not enabled():
         return {}

@@ -80,7 +80,8 @@ class Verdict(models.TextChoices):
 
 
 class Assessment(models.Model):
-    """An update's verdict and its evidence, as of the controller's last tick."""
+    """An update's verdict and its evidence, as of the controller's last tick; assessed_at is
+    the tick that found them (a tick that finds the same again does not rewrite the row)."""
 
     publication = models.OneToOneField(
         Publication, primary_key=True, on_delete=models.CASCADE, related_name="assessment"

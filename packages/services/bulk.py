@@ -110,8 +110,13 @@ def rows_upsert(
     *,
     unique_fields: Sequence[str],
     update_fields: Sequence[str],
+    compared_fields: Sequence[str] = (),
 ) -> None:
     """Insert rows, replacing `update_fields` of those that exist, in one statement.
+
+    With `compared_fields`, an existing row is rewritten only when one of those differs
+    from what is stored (the database compares, in the same statement): a row found the
+    same costs no write, and keeps the rest of its fields.
 
     On PostgreSQL one INSERT ... SELECT FROM unnest(...) ON CONFLICT, with one array per
     column: a fixed number of parameters however many rows (bulk_create would need a
@@ -132,6 +137,13 @@ def rows_upsert(
     conflict = ", ".join(column[name] for name in unique_fields)
     updates = ", ".join(f"{column[name]} = EXCLUDED.{column[name]}" for name in update_fields)
     upsert = f"ON CONFLICT ({conflict}) DO UPDATE SET {updates}"
+    if compared_fields:
+        # NULL-safe inequality: IS DISTINCT FROM on PostgreSQL, IS NOT on SQLite.
+        differs = "IS DISTINCT FROM" if uses_postgresql() else "IS NOT"
+        table = quote(meta.db_table)
+        upsert += " WHERE " + " OR ".join(
+            f"{table}.{column[name]} {differs} EXCLUDED.{column[name]}" for name in compared_fields
+        )
     with connection.cursor() as cursor:
         if not uses_postgresql():
             values = [
