@@ -51,7 +51,7 @@ class VerdictOut(Schema):
     uptake_hours: float
     exposure_hours: float  # machine-hours on the new version per machine
     crashes_averted: float | None  # by a halt, over PHASING_AVERTED_DAYS at 100 %
-    assessed_at: datetime
+    assessed_at: datetime  # when the controller found this assessment (unchanged since)
 
 
 class NextStepOut(Schema):
