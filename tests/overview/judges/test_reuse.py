@@ -192,17 +192,23 @@ def test_an_unchanged_update_is_not_judged_again_and_a_changed_one_is(
     assert publications[1].pk in calls  # its new crash hour is judged
 
 
-def test_an_unchanged_update_is_not_read_again_and_a_changed_one_is(reuse_on, monkeypatch):
-    publications = updates([50, 50])
-    history(publications, [1.0, 1.0], 10, seed=3)
-    now = T0 + timedelta(minutes=5)
-    read = []
+@pytest.fixture
+def read(monkeypatch) -> list[int]:
+    """The ids of the updates whose hourly counts the judge reads, in order."""
+    read: list[int] = []
     real = reads.hourly_counts
     monkeypatch.setattr(
         reads,
         "hourly_counts",
         lambda ps, **k: read.extend(p.pk for p in ps) or real(ps, **k),
     )
+    return read
+
+
+def test_an_unchanged_update_is_not_read_again_and_a_changed_one_is(reuse_on, read):
+    publications = updates([50, 50])
+    history(publications, [1.0, 1.0], 10, seed=3)
+    now = T0 + timedelta(minutes=5)
 
     judging.publications_judge(publications, now=now)
     read.clear()
@@ -236,18 +242,11 @@ def test_a_tick_rewrites_only_the_assessments_that_changed(reuse_on):
 
 
 def test_machines_seen_on_one_update_move_its_release_belief_and_every_update_is_read(
-    reuse_on, monkeypatch
+    reuse_on, read
 ):
     publications = updates([50, 50])
     history(publications, [1.0, 1.0], 10, seed=3)
     now = T0 + timedelta(minutes=5)
-    read = []
-    real = reads.hourly_counts
-    monkeypatch.setattr(
-        reads,
-        "hourly_counts",
-        lambda ps, **k: read.extend(p.pk for p in ps) or real(ps, **k),
-    )
     judging.publications_judge(publications, now=now)
     read.clear()
 
