@@ -162,14 +162,7 @@ def tick(
     needs = together.tick_needs(candidates)
 
     with transaction.atomic():
-        locked = list(
-            Publication.objects.select_for_update(of=("self",))
-            .filter(pk__in=queries, state__in=ACTIVE_STATES)
-            .select_related("release", "source_package", "signer", "uploader", "sponsor")
-            # Never read by a decision (the judges and `together` read the candidates').
-            .defer("binaries", "relations", "closed_bugs", "source_percentages")
-            .order_by("pk")
-        )
+        locked = _locked(candidates, in_phasing)
         decisions = _decide_all(
             locked,
             queries,
@@ -183,6 +176,33 @@ def tick(
         if dry_run:
             transaction.set_rollback(True)
     return decisions
+
+
+# What a decision reads of a row it has locked: every column the candidates were read with.
+_LOCKED = [
+    field.attname
+    for field in Publication._meta.concrete_fields
+    if field.name not in ("closed_bugs", "source_percentages")
+]
+
+
+def _locked(candidates: list[Publication], in_phasing: QuerySet[Publication]) -> list[Publication]:
+    """The candidates still in phasing, locked (SELECT ... FOR UPDATE) and brought up to
+    date with their rows as locked, so a person's change since the candidates were read is
+    what the tick decides on; in id order. The rows come back as values onto the
+    candidates' instances, rather than as 20,000 new instances with their relations: a
+    changed reference drops its cached object (Django), which is read again if needed."""
+    by_pk = {p.pk: p for p in candidates}
+    rows = in_phasing.select_for_update(of=("self",)).order_by("pk").values_list(*_LOCKED)
+    locked = []
+    for row in rows:
+        publication = by_pk.get(row[0])
+        if publication is None:
+            continue  # entered phasing since the candidates were read: the next tick's
+        for name, value in zip(_LOCKED, row, strict=True):
+            setattr(publication, name, value)
+        locked.append(publication)
+    return locked
 
 
 def _decide_all(
