@@ -73,6 +73,7 @@ class SimulatedCrashFeed:
         self._bucket_cache: dict[str, list[tuple[str, str, float]]] = {}
         self._day_cache: dict[tuple, list] = {}
         self._dependency_cache: dict[str, tuple[str, ...]] = {}
+        self._libraries: tuple[list[str], dict[str, int]] | None = None
 
     def _buckets(self, package: str, binary: str) -> list[tuple[str, str, float]]:
         """(signature, function, weight) of the package's long-standing crash buckets."""
@@ -231,10 +232,20 @@ class SimulatedCrashFeed:
         known = self._dependency_cache.get(package)
         if known is None:
             rng = seeded_rng(self.seed, "depends", package)
-            libraries = [p for p in self.world.packages if p.startswith("lib") and p != package]
+            libraries = self._libraries_but(package)
             count = min(rng.choice((0, 1, 1, 2, 3)), len(libraries))
             known = self._dependency_cache[package] = tuple(rng.sample(libraries, count))
         return known
+
+    def _libraries_but(self, package: str) -> list[str]:
+        """The world's libraries in order, without `package`: listed once, not per package,
+        since scanning every name for each package grows with the square of the archive."""
+        if self._libraries is None:
+            names = [p for p in self.world.packages if p.startswith("lib")]
+            self._libraries = names, {name: index for index, name in enumerate(names)}
+        names, index = self._libraries
+        own = index.get(package)
+        return names if own is None else names[:own] + names[own + 1 :]
 
     def _installed_versions(
         self, rng: random.Random, upload: Upload, moment: datetime
