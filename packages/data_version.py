@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from django.db import connection
+from django.db import InterfaceError, OperationalError, connection
 from django.db.backends.base.schema import BaseDatabaseSchemaEditor
 from django.db.migrations import RunPython
 
@@ -131,8 +131,23 @@ def data_version() -> int:
     """The current data version: one query. 0 before the first write.
 
     Read on every anonymous page view, before the cache: plain SQL, which costs a third of
-    what the ORM spends building the same statement.
+    what the ORM spends building the same statement. It is a page's first query, so it
+    stands for Django's health check of a connection kept from an earlier request (a
+    "SELECT 1" round trip of its own, as long as this read on a cached page): a connection
+    the database dropped fails this read instead, and is closed and opened again for one
+    more try, as the health check would have done.
     """
+    if connection.in_atomic_block or connection.health_check_done:
+        return _read()  # a connection opened or checked in this request: no check due
+    connection.health_check_done = True
+    try:
+        return _read()
+    except (InterfaceError, OperationalError):
+        connection.close()
+        return _read()
+
+
+def _read() -> int:
     with connection.cursor() as cursor:
         cursor.execute(_READ)
         row = cursor.fetchone()

@@ -111,3 +111,30 @@ def test_every_table_the_pages_show_still_has_its_triggers_after_all_migrations(
         *importlib.import_module("packages.migrations.0013_scheduled_changes").TABLES,
     ]
     assert triggers_installed(tables) == dict.fromkeys(tables, True)
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="a server that drops connections")
+def test_a_page_s_read_of_it_is_the_health_check_of_a_kept_connection(monkeypatch):
+    """A page pays one round trip for the version, not a "SELECT 1" before it as well; a
+    connection the database dropped since the last request is opened again for it."""
+    from django.db import connections
+
+    publication_pause(publication=PublicationFactory(), actor=UserFactory(), reason="r", now=NOW)
+    expected = data_version()
+    pings = []
+    usable = connection.is_usable
+    monkeypatch.setattr(connection, "is_usable", lambda: pings.append(1) or usable())
+    connection.close_if_unusable_or_obsolete()  # what Django does as a request starts
+
+    assert data_version() == expected
+    assert pings == []
+
+    pid = connection.connection.info.backend_pid
+    other = connections.create_connection("default")
+    with other.cursor() as cursor:
+        cursor.execute("SELECT pg_terminate_backend(%s)", [pid])
+    other.close()
+    connection.close_if_unusable_or_obsolete()
+
+    assert data_version() == expected
+    assert connection.connection.info.backend_pid != pid
