@@ -17,6 +17,7 @@ less surely.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from django.db import InterfaceError, OperationalError, connection
 from django.db.backends.base.schema import BaseDatabaseSchemaEditor
@@ -137,9 +138,11 @@ def data_version() -> int:
     the database dropped fails this read instead, and is closed and opened again for one
     more try, as the health check would have done.
     """
-    if connection.in_atomic_block or connection.health_check_done:
+    # Django's flag (BaseDatabaseWrapper.health_check_done; not in its type stubs).
+    wrapper: Any = connection
+    if wrapper.in_atomic_block or wrapper.health_check_done:
         return _read()  # a connection opened or checked in this request: no check due
-    connection.health_check_done = True
+    wrapper.health_check_done = True
     try:
         return _read()
     except (InterfaceError, OperationalError):
