@@ -461,3 +461,12 @@ def test_a_halted_update_without_a_rise_does_not_read_as_healthy(anonymous, publ
     assert "No rise seen</span>" not in html
     assert '<span class="verdict verdict-insufficient">Halted, though no rise seen</span>' in html
     assert "Halted by ada: bad postinst; no rise in the crash rate over 12 crash reports." in html
+
+
+def test_a_verdict_says_since_when_the_controller_found_it_unchanged(anonymous, publication):
+    # A tick leaves an assessment it finds the same as it was, with the time it was found.
+    AssessmentFactory(publication=publication, assessed_at=NOW - timedelta(hours=3))
+
+    html = anonymous.get(url(publication)).content.decode()
+
+    assert "(Sequential test, unchanged since 3 h ago)" in html
