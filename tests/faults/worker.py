@@ -5,9 +5,6 @@ test's database; and the test's own tasks routed to that queue."""
 from __future__ import annotations
 
 import contextlib
-import os
-import signal
-import subprocess
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -15,54 +12,22 @@ from pathlib import Path
 
 from django.db import connection
 
-from tests.test_deployment import ROOT, _deployment_env, procfile_command
+from tests.test_deployment import Deployment, procfile_command
 
 
-class Workers:
+class Workers(Deployment):
     """Workers (and beats) started with the Procfile's commands; `kill` is SIGKILL."""
 
     def __init__(self, tmp_path: Path, **env: str) -> None:
-        self.tmp_path = tmp_path
+        super().__init__(tmp_path)
         self.queue = f"faults-{uuid.uuid4().hex[:8]}"
         self.env = env
-        self.processes: dict[str, subprocess.Popen] = {}
 
     def start(self, name: str, process: str = "worker", *, wrap: str = "", **env: str) -> None:
         command = procfile_command(process)
         if wrap:
             command = wrap.format(command=command)
-        self.processes[name] = subprocess.Popen(
-            ["sh", "-c", command],
-            cwd=ROOT,
-            env={
-                **_deployment_env(self.tmp_path, name),
-                "CELERY_TASK_DEFAULT_QUEUE": self.queue,
-                "CELERY_WORKER_NAME": name,
-                **self.env,
-                **env,
-            },
-            stdout=(self.tmp_path / f"{name}.log").open("w"),
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-
-    def kill(self, name: str) -> None:
-        os.killpg(self.processes[name].pid, signal.SIGKILL)
-        self.processes[name].wait(timeout=10)
-
-    def stop(self) -> None:
-        for process in self.processes.values():
-            if process.poll() is None:
-                os.killpg(process.pid, signal.SIGTERM)
-        for process in self.processes.values():
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait(timeout=10)
-
-    def log(self, name: str) -> str:
-        return (self.tmp_path / f"{name}.log").read_text()
+        super().start(name, command, CELERY_WORKER_NAME=name, **{**self.env, **env})
 
     def logs(self) -> str:
         return "\n".join(f"--- {name}\n{self.log(name)[-3000:]}" for name in self.processes)
