@@ -120,6 +120,19 @@ class Deployment:
         return (self.tmp_path / f"{name}.log").read_text()
 
 
+def assert_each_step_once(publications: list[Publication], *, ends_as_said: bool = True) -> None:
+    """No step twice, nothing half done: every publication's events chain from one to the
+    next, no step is taken twice, and (`ends_as_said`) it is where its last event says."""
+    for publication in Publication.objects.filter(pk__in=[p.pk for p in publications]):
+        events = list(publication.events.order_by("created_at", "id"))
+        for before, after in zip(events, events[1:], strict=False):
+            assert after.old_percentage == before.new_percentage, (publication, before, after)
+        steps = Counter((e.kind, e.old_percentage, e.new_percentage) for e in events)
+        assert max(steps.values()) == 1, (publication, steps)
+        if ends_as_said:
+            assert events[-1].new_percentage == publication.phased_update_percentage
+
+
 def _archive() -> list[Publication]:
     """Updates in phasing, a few of them regressed, on the shortest interval a policy may
     have (a minute; `_always_due` makes them due at every tick)."""
@@ -261,15 +274,8 @@ def test_two_workers_and_one_beat_step_halt_and_email_once_even_when_a_worker_di
     assert PeriodicRun.objects.get(name="tick").last_success_at is not None
     assert PeriodicRun.objects.get(name="sync:publications").last_success_at is not None
 
-    # No step twice, nothing half done: every publication's events chain from one to the
-    # next, and the publication is where its last event says.
-    for publication in Publication.objects.filter(pk__in=[p.pk for p in publications]):
-        events = list(publication.events.order_by("created_at", "id"))
-        for before, after in zip(events, events[1:], strict=False):
-            assert after.old_percentage == before.new_percentage, (publication, before, after)
-        steps = Counter((e.kind, e.old_percentage, e.new_percentage) for e in events)
-        assert max(steps.values()) == 1, (publication, steps)
-        assert events[-1].new_percentage == publication.phased_update_percentage
+    # No step twice, nothing half done.
+    assert_each_step_once(publications)
 
     # Each regressed update halted once, and its signer and uploader were emailed once each.
     halted = Publication.objects.filter(state=PhasingState.HALTED, release__codename="testing")

@@ -25,7 +25,13 @@ from tests.faults.worker import (
     workers,
     write_in_flight,
 )
-from tests.test_deployment import PHASING, REGRESSED, _always_due, _archive
+from tests.test_deployment import (
+    PHASING,
+    REGRESSED,
+    _always_due,
+    _archive,
+    assert_each_step_once,
+)
 
 pytestmark = [
     pytest.mark.celery_worker,
@@ -81,15 +87,8 @@ def test_a_worker_killed_mid_tick_leaves_no_step_event_or_email_doubled_or_lost(
         )
         assert wait_for(lambda: overview_faults(anonymous) == "", 10)
 
-    # No step twice, nothing half done: every publication's events chain from one to the
-    # next, and it is where its last event says.
-    for publication in Publication.objects.filter(pk__in=[p.pk for p in publications]):
-        events = list(publication.events.order_by("created_at", "id"))
-        for before, after in zip(events, events[1:], strict=False):
-            assert after.old_percentage == before.new_percentage, (publication, before, after)
-        steps = Counter((e.kind, e.old_percentage, e.new_percentage) for e in events)
-        assert max(steps.values()) == 1, (publication, steps)
-        assert events[-1].new_percentage == publication.phased_update_percentage
+    # No step twice, nothing half done.
+    assert_each_step_once(publications)
     # Each regressed update halted once; its signer and uploader were emailed once each.
     assert Publication.objects.filter(state=PhasingState.HALTED).count() == REGRESSED
     assert PhasingEvent.objects.filter(kind=EventKind.HALTED).count() == REGRESSED
