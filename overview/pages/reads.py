@@ -12,7 +12,7 @@ from django.db.models import Case, Count, F, OuterRef, Prefetch, Q, QuerySet, Su
 from django.db.models.functions import Coalesce, Concat, NullIf, Trim
 
 from overview.models import Override, Problem
-from overview.pages.selectors import PublicationInPhasing
+from overview.pages.selectors import PublicationInPhasing, hold_events_prefetch
 from packages.holds import HoldReason
 from packages.models import ACTIVE_STATES, EventKind, PhasingEvent, PhasingState, Publication
 from packages.public_names import TRIAGER
@@ -62,13 +62,7 @@ def overview_publications(base: QuerySet[Publication]) -> QuerySet[PublicationIn
 def _overview_prefetches() -> tuple[Prefetch, Prefetch]:
     return (
         Prefetch("problems", queryset=_problems_with_overrides(), to_attr="active_problems"),
-        Prefetch(
-            "events",
-            queryset=PhasingEvent.objects.filter(
-                kind__in=(EventKind.PAUSED, EventKind.HALTED)
-            ).order_by("-created_at", "-id"),
-            to_attr="hold_events",
-        ),
+        hold_events_prefetch(),
     )
 
 

@@ -82,13 +82,18 @@ def _with_phasing_context(publications: QuerySet[Publication]) -> QuerySet[Publi
             .order_by("id"),
             to_attr="active_problems",
         ),
-        Prefetch(
-            "events",
-            queryset=PhasingEvent.objects.filter(
-                kind__in=(EventKind.PAUSED, EventKind.HALTED)
-            ).order_by("-created_at", "-id"),
-            to_attr="hold_events",
-        ),
+        hold_events_prefetch(),
+    )
+
+
+def hold_events_prefetch() -> Prefetch:
+    """Each publication's pause and halt events, newest first, as `hold_events`."""
+    return Prefetch(
+        "events",
+        queryset=PhasingEvent.objects.filter(
+            kind__in=(EventKind.PAUSED, EventKind.HALTED)
+        ).order_by("-created_at", "-id"),
+        to_attr="hold_events",
     )
 
 
