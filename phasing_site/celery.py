@@ -5,10 +5,19 @@ import socket
 
 from celery import Celery
 from celery.signals import beat_init, before_task_publish
+from kombu.utils.objects import cached_property
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "phasing_site.settings")
 
-app = Celery("phasing")
+
+class _Phasing(Celery):
+    @cached_property
+    def Beat(self):  # noqa: N802 (Celery's name)
+        """Beat that stops cleanly even while starting (phasing_site.beat)."""
+        return self.subclass_with_self("phasing_site.beat:Beat")
+
+
+app = _Phasing("phasing")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 
