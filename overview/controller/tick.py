@@ -129,18 +129,28 @@ def tick(
 ) -> list[TickOutcome]:
     """Run one controller tick at `now`; with dry_run, decide and report but change nothing.
 
-    `releases` (ids): the updates of these releases only. A tick split into one per
-    release decides every update as one whole tick does, since nothing a decision reads
-    crosses a release (dependencies are between binaries of one release, the judge's
-    belief about uptake is pooled per release); so the ticks of different releases can
-    run at once, on different workers, each locking only its own release's rows.
+    `releases` (ids): the updates of these releases only. A tick decides one release at a
+    time, each in its own short transaction: nothing a decision reads crosses a release
+    (dependencies are between binaries of one release, the judge's belief about uptake is
+    pooled per release), so this decides every update as deciding them all at once would,
+    while the tick holds one release's updates in memory, not the archive's (20,000 updates
+    across releases). The ticks of different releases can therefore also run at once, on
+    different workers (tasks.tick_release), each locking only its own release's rows.
     """
     # Days, "today" and the quiet weekend are UTC, whatever offset the caller used.
     now = (now or timezone.now()).astimezone(UTC)
     source = crash_source or configured_crash_source()
-    in_phasing = _in_phasing()
-    if releases is not None:
-        in_phasing = in_phasing.filter(release_id__in=releases)
+    chosen = releases_in_phasing() if releases is None else sorted(releases)
+    outcomes: list[TickOutcome] = []
+    for release in chosen:
+        outcomes += _tick_release(release, now=now, dry_run=dry_run, source=source)
+    return outcomes
+
+
+def _tick_release(
+    release: int, *, now: datetime, dry_run: bool, source: CrashSource
+) -> list[TickOutcome]:
+    in_phasing = _in_phasing().filter(release_id=release)
     # The judges read the binaries and the controller the relations (together): never the
     # bugs a changelog closes or the sources' percentages, the tick's largest columns after.
     candidates = list(
@@ -148,6 +158,8 @@ def tick(
             "closed_bugs", "source_percentages"
         )
     )
+    if not candidates:
+        return []
     queries = {p.pk: _query(p) for p in candidates}
     answers = _fetch_answers(source, list(dict.fromkeys(queries.values())), now)
     judgements, judge_failures = verdicts.judgements_of(candidates, source, now)
