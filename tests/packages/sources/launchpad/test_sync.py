@@ -71,8 +71,11 @@ def test_a_devel_listing_with_total_size_link_is_read_to_its_last_page(
     for n in range(650):
         launchpad.publish(f"pkg{n:03d}", "1.0-1ubuntu0.1", binaries=(("amd64", 10),))
 
-    # The listing is the point here, not the 650 uploads' .changes files.
-    found = records(make_source(http_server, sleeps, read_changes=False), launchpad)
+    # The listing is the point here, not the 650 uploads' .changes files; a page of 300
+    # entries may take the fake server longer than the fakes' short timeout on a busy
+    # machine, and a retried page would be read twice.
+    source = make_source(http_server, sleeps, read_changes=False, timeout=10)
+    found = records(source, launchpad)
 
     assert len(found) == 650
     pages = [r for r in http_server.made("GET", ARCHIVE) if r.param("status") == "Published"]
