@@ -21,10 +21,11 @@ every update a verdict and its evidence (overview.judges.verdicts), written each
 Under the sequential judge a third kind: the update's dependents crash more on machines
 that have it (overview.judges.dependents).
 
-Crash data is fetched before the transaction (it may be HTTP); the decisions are taken
-and written in one short transaction over rows locked with SELECT ... FOR UPDATE, so a
-second tick at the same time waits, then sees the first one's result and does nothing
-twice. The number of queries does not grow with the number of publications.
+A tick goes one release at a time. Crash data is fetched before the release's
+transaction (it may be HTTP); the decisions are taken and written in one short transaction
+over rows locked with SELECT ... FOR UPDATE, so a second tick at the same time waits, then
+sees the first one's result and does nothing twice. The number of queries does not grow
+with the number of publications (a fixed number per release).
 """
 
 from __future__ import annotations
