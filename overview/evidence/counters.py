@@ -31,7 +31,7 @@ from overview.models import (
     ProblemType,
     VersionSighting,
 )
-from packages.models import Publication
+from packages.binaries import own_binary_sql
 
 # (release id, source package id, version, hour)
 HourKey = tuple[int, int, str, datetime]
@@ -60,7 +60,6 @@ def _recount_sqlite(keys: set[HourKey]) -> None:
         _table(HourlyCrashCount),
         _table(VersionSighting),
     )
-    publication = _table(Publication)
     adapt = connection.ops.adapt_datetimefield_value
     counted = "NOT r.automated_testing AND NOT r.from_proposed"
     crash = _crash_bucket()
@@ -103,9 +102,7 @@ def _recount_sqlite(keys: set[HourKey]) -> None:
             "JOIN json_each(CASE WHEN json_valid(r.package_versions) "
             "AND json_type(r.package_versions) = 'object' THEN r.package_versions "
             "ELSE '{}' END) AS v "
-            f"WHERE v.type = 'text' AND NOT EXISTS (SELECT 1 FROM {publication} p, "
-            "json_each(p.binaries) AS b WHERE p.source_package_id = r.source_package_id "
-            "AND b.value = v.key) "
+            f"WHERE v.type = 'text' AND NOT {own_binary_sql('r.source_package_id', 'v.key')} "
             "GROUP BY k.release_id, substr(v.key, 1, 200), substr(v.value, 1, 200), k.hour "
             'ON CONFLICT (release_id, "binary", version, hour) '
             "DO UPDATE SET machines = excluded.machines"
@@ -133,7 +130,6 @@ def _recount_sql(keys: set[HourKey]) -> None:
         _table(HourlyCrashCount),
         _table(VersionSighting),
     )
-    publication = _table(Publication)
     ordered = sorted(keys)
     columns = [list(column) for column in zip(*ordered, strict=True)]
     counted = "NOT r.automated_testing AND NOT r.from_proposed"
@@ -167,9 +163,8 @@ def _recount_sql(keys: set[HourKey]) -> None:
             "CROSS JOIN LATERAL jsonb_each_text("
             "CASE jsonb_typeof(r.package_versions) WHEN 'object' THEN r.package_versions "
             "ELSE '{}'::jsonb END) AS v "
-            f"WHERE v.value IS NOT NULL AND NOT EXISTS (SELECT 1 FROM {publication} p "
-            "WHERE p.source_package_id = r.source_package_id "
-            "AND jsonb_exists(p.binaries, v.key)) "
+            "WHERE v.value IS NOT NULL "
+            f"AND NOT {own_binary_sql('r.source_package_id', 'v.key')} "
             "GROUP BY k.release_id, left(v.key, 200), left(v.value, 200), k.hour "
             'ON CONFLICT (release_id, "binary", version, hour) '
             "DO UPDATE SET machines = EXCLUDED.machines",

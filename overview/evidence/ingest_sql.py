@@ -40,7 +40,7 @@ from overview.models import (
     HourlyCrashCount,
     VersionSighting,
 )
-from packages.models import Publication
+from packages.binaries import own_binary_sql
 
 REPORT_COLUMNS = (
     "bucket_id",
@@ -219,7 +219,7 @@ def _new_to_their_hour(cursor: CursorWrapper, failing: set[int]) -> None:
     if no stored report of its hour already has. Each question is one index probe
     (`crashreport_release_system_idx`) into the day's partition; a report sent again
     finds its own first copy and adds nothing."""
-    report, publication = _table(CrashReport), _table(Publication)
+    report = _table(CrashReport)
     hour = _HOUR.format("i.reported_at")
     same_hour = (
         "r.release_id = i.release_id AND r.system_id = i.system_id "
@@ -246,10 +246,6 @@ def _new_to_their_hour(cursor: CursorWrapper, failing: set[int]) -> None:
         f"AND r.bucket_id = i.bucket_id {_PROBE})) AS e GROUP BY {_KEY}, hour",
         [sorted(failing)],
     )
-    own_binary = (
-        f"EXISTS (SELECT 1 FROM {publication} p WHERE p.source_package_id = {{}} "
-        "AND jsonb_exists(p.binaries, v.key))"
-    )
     cursor.execute(
         'INSERT INTO new_sighting SELECT release_id, "binary", version, hour, count(*) FROM ('
         'SELECT DISTINCT i.release_id, left(v.key, 200) AS "binary", '
@@ -258,10 +254,10 @@ def _new_to_their_hour(cursor: CursorWrapper, failing: set[int]) -> None:
         "CASE jsonb_typeof(i.package_versions) WHEN 'object' THEN i.package_versions "
         "ELSE '{}'::jsonb END) AS v "
         f"WHERE {counted} AND v.value IS NOT NULL "
-        f"AND NOT {own_binary.format('i.source_package_id')} "
+        f"AND NOT {own_binary_sql('i.source_package_id', 'v.key')} "
         f"AND NOT EXISTS (SELECT 1 FROM {report} r WHERE {same_hour} "
         "AND r.package_versions ->> v.key = v.value "
-        f"AND NOT {own_binary.format('r.source_package_id')} {_PROBE})) AS s "
+        f"AND NOT {own_binary_sql('r.source_package_id', 'v.key')} {_PROBE})) AS s "
         'GROUP BY release_id, "binary", version, hour'
     )
     dependents_counts.new_counted_postgresql(cursor, hour=hour, probe=_PROBE)

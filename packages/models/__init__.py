@@ -79,6 +79,31 @@ class SourcePackage(models.Model):
         return reverse("overview:history", args=[self.name])
 
 
+class SourcePackageBinary(models.Model):
+    """A binary that one of a source package's publications builds: the union of their
+    `binaries`, one row each, so "is this one of the package's own binaries?" is one
+    index probe, not a read of every publication of the package (the crash ingest asks
+    it for every version a crash report lists).
+
+    Kept by database triggers on the publication table (packages.binaries), not by
+    Python, so that every way a publication is written keeps it exact."""
+
+    source_package = models.ForeignKey(
+        SourcePackage, on_delete=models.CASCADE, related_name="binary_names"
+    )
+    name = models.TextField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                name="one_row_per_source_package_binary", fields=("source_package", "name")
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
 class Pocket(models.TextChoices):
     RELEASE = "release", "Release"
     SECURITY = "security", "Security"
