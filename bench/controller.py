@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import json
 import re
-import resource
 import subprocess
 import sys
 import time
 from datetime import timedelta
 from pathlib import Path
 
-from bench.env import ROOT, SCALE, product_env
+from bench.env import ROOT, SCALE, peak_rss_mib, peak_rss_reset, product_env, rss_mib
 
 RESULTS = ROOT / "bench" / "results"
 
@@ -70,7 +69,6 @@ def measure(n: int) -> dict:
     plan = SeedPlan()
     source = LocalCrashSource(feed=SimulatedCrashFeed(_simulator(plan)))
     now = plan.end_at + timedelta(hours=6)
-    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     with transaction.atomic():
         actual = _set_active(n)
         # As if the crash sync had just run: the local source refuses stale crash data.
@@ -78,11 +76,13 @@ def measure(n: int) -> dict:
             name="simulator:crashes",
             defaults={"kind": "crashes", "last_attempt_at": now, "last_success_at": now},
         )
-        runs = []
+        runs, peaks = [], []
         reuse_on = settings.PHASING_JUDGEMENT_REUSE
         settings.PHASING_JUDGEMENT_REUSE = False  # the cold tick judges every update
+        rss_before = rss_mib()
         for capture in (False, True):
             savepoint = transaction.savepoint()
+            peak_rss_reset()
             started = time.perf_counter()
             if capture:
                 with CaptureQueriesContext(connection) as queries:
@@ -90,6 +90,7 @@ def measure(n: int) -> dict:
             else:
                 decisions = controller.tick(now=now, crash_source=source)
             runs.append(time.perf_counter() - started)
+            peaks.append(peak_rss_mib())
             transaction.savepoint_rollback(savepoint)
         settings.PHASING_JUDGEMENT_REUSE = True
         reused = _ticks_reusing(controller, source, now, changed=(0.0, 0.1, 1.0))
@@ -105,8 +106,9 @@ def measure(n: int) -> dict:
         # Writes in batches would repeat a statement per batch: at most one of each here.
         "most_statements_per_write": max(_writes(queries.captured_queries).values(), default=0),
         "decisions": actions,
-        "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-        "rss_before_tick_mib": round(rss_before, 1),
+        # The peak of the cold tick itself (not of the one that captures its queries).
+        "peak_rss_mib": peaks[0],
+        "rss_before_tick_mib": rss_before,
         # The tick again with the judgements kept by a first one, when a share of the
         # updates has new evidence: seconds and the sequential judge's runs.
         "reusing": reused,
@@ -145,13 +147,19 @@ def _ticks_reusing(controller, source, now, *, changed) -> dict[str, dict]:
         reuse.recall, judging._judge = partial, counted
         try:
             savepoint = transaction.savepoint()
+            peak_rss_reset()
             started = time.perf_counter()
             controller.tick(now=now, crash_source=source)
             took = time.perf_counter() - started
+            peak = peak_rss_mib()
             transaction.savepoint_rollback(savepoint)
         finally:
             reuse.recall, judging._judge = recall, judge
-        figures[f"{round(share * 100)}%_changed"] = {"wall_s": round(took, 3), "judged": runs[0]}
+        figures[f"{round(share * 100)}%_changed"] = {
+            "wall_s": round(took, 3),
+            "judged": runs[0],
+            "peak_rss_mib": peak,
+        }
     return figures
 
 

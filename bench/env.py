@@ -51,3 +51,28 @@ def psql(sql: str, db: str = "postgres") -> str:
 
 def database_exists(name: str) -> bool:
     return psql(f"SELECT 1 FROM pg_database WHERE datname = '{name}'") == "1"
+
+
+def _status_mib(field: str, pid: int | str) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(f"{field}:"):
+            return round(int(line.split()[1]) / 1024, 1)
+    return 0.0
+
+
+def peak_rss_mib(pid: int | str = "self") -> float:
+    """A process's peak resident memory since it started or since `peak_rss_reset`.
+
+    Not getrusage's ru_maxrss: Linux keeps that across fork and exec, so a measuring
+    process started by the bench reports the bench's own peak (hundreds of MiB after the
+    pages run) if it used less."""
+    return _status_mib("VmHWM", pid)
+
+
+def rss_mib(pid: int | str = "self") -> float:
+    return _status_mib("VmRSS", pid)
+
+
+def peak_rss_reset() -> None:
+    """Start this process's peak memory again from what it holds now (Linux 4.0+)."""
+    Path("/proc/self/clear_refs").write_text("5")

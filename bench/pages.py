@@ -12,7 +12,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from bench.env import ROOT, STATIC_ROOT, product_env
+from bench.env import ROOT, STATIC_ROOT, peak_rss_mib, product_env
 
 PORT = int(os.environ.get("BENCH_PORT", "8765"))
 WORKERS = int(os.environ.get("BENCH_WORKERS", "2"))
@@ -190,13 +190,6 @@ class Gunicorn:
                 self.process.kill()
 
 
-def _peak_rss_mib(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
-
-
 _UNITS = {"us": 0.001, "ms": 1.0, "s": 1000.0}
 
 
@@ -285,7 +278,7 @@ def under_load() -> dict:
             for name, path in {"static_overview": STATIC_PATH, **targets}.items():
                 wrk(base + path, seconds=3)  # warm up: connections, caches, first query plans
                 results[name + suffix] = wrk(base + path)
-            rss.extend(_peak_rss_mib(p) for p in server.workers())
+            rss.extend(peak_rss_mib(p) for p in server.workers())
         static = results["static_overview" + suffix]["rps"]
         for name in targets:
             row = results[name + suffix]

@@ -14,9 +14,10 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import resource
 import time
 from datetime import UTC, datetime, timedelta
+
+from bench.env import peak_rss_mib, peak_rss_reset
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -97,6 +98,7 @@ def main(argv: list[str] | None = None) -> int:
         settings.PHASING_JUDGEMENT_REUSE = share_changed is not None
         reuse.recall, judging._judge = partial, counted
         try:
+            peak_rss_reset()
             started = time.perf_counter()
             cpu = time.process_time() + _backend_cpu(backend)
             controller.tick(now=now, dry_run=dry_run, crash_source=source)
@@ -106,7 +108,12 @@ def main(argv: list[str] | None = None) -> int:
             reuse.recall, judging._judge = recall, judge
         # CPU of this process and its PostgreSQL backend: what the tick costs on a machine
         # shared with other work, where the wall clock says little.
-        return {"wall_s": round(took, 3), "cpu_s": round(cpu, 2), "judged": runs[0]}
+        return {
+            "wall_s": round(took, 3),
+            "cpu_s": round(cpu, 2),
+            "judged": runs[0],
+            "peak_rss_mib": peak_rss_mib(),
+        }
 
     backend = _backend_pid(connection)
 
@@ -129,7 +136,9 @@ def main(argv: list[str] | None = None) -> int:
         figures["settled, 10% changed"] = tick(0.1)
         figures["settled, 100% changed"] = tick(1.0)
         transaction.set_rollback(True)
-    figures["peak_rss_mib"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    figures["peak_rss_mib"] = max(
+        f["peak_rss_mib"] for f in figures.values() if isinstance(f, dict)
+    )
     print(json.dumps(figures))
     return 0
 
