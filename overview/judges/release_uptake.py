@@ -79,6 +79,18 @@ def pooled_parts(parts: Sequence[Part | None], default: Uptake) -> Uptake:
 _SPREADS = np.array([0.25, 0.35, 0.5, 0.7, 0.85, 1.0, 1.2, 1.5])
 
 
+def _centre_weights(spread: float) -> np.ndarray:
+    """weights[m, μ]: a normal of log μ around each centre m of the grid, normalised. The
+    smallest is about 1e-173 at the narrowest spread across the whole grid, well within a
+    float's range, so the sums over μ need no log-space."""
+    logs = np.log(UPTAKE_GRID)
+    weights = -0.5 * ((logs[None, :] - logs[:, None]) / spread) ** 2
+    return np.exp(weights - np.logaddexp.reduce(weights, axis=1, keepdims=True))
+
+
+_CENTRE_WEIGHTS = [_centre_weights(s) for s in _SPREADS]
+
+
 BETWEEN_MIN_UPDATES = 5
 
 
@@ -99,16 +111,14 @@ def between_updates(likelihoods: Sequence[np.ndarray]) -> float:
     widen it. With fewer than BETWEEN_MIN_UPDATES measured, UPDATE_SPREAD."""
     if len(likelihoods) < BETWEEN_MIN_UPDATES:
         return UPDATE_SPREAD
-    logs = np.log(UPTAKE_GRID)
-    own = np.stack(likelihoods)  # [update, μ]
-    own = own - own.max(axis=1, keepdims=True)
+    own = np.stack(likelihoods)  # [update, μ], log-likelihoods
+    # Each update's likelihood scaled to a peak of 1: no underflow where it matters.
+    own = np.exp(own - own.max(axis=1, keepdims=True))
     profile = []
-    for spread in _SPREADS:
-        # weights[m, μ]: a normal of log μ around each centre m of the grid, normalised.
-        weights = -0.5 * ((logs[None, :] - logs[:, None]) / spread) ** 2
-        weights -= np.logaddexp.reduce(weights, axis=1, keepdims=True)
-        # Σ_updates log Σ_μ L_i(μ) w(m, μ), for every centre m; the best centre.
-        marginal = np.logaddexp.reduce(own[:, None, :] + weights[None, :, :], axis=2).sum(axis=0)
+    for weights in _CENTRE_WEIGHTS:
+        # Σ_updates log Σ_μ L_i(μ) w(m, μ), for every centre m (a matrix product over
+        # thousands of updates); the best centre.
+        marginal = np.log(own @ weights.T).sum(axis=0)
         profile.append(float(marginal.max()))
     best = max(profile)
     allowed = [
