@@ -8,7 +8,7 @@ class PackagesConfig(AppConfig):
     def ready(self) -> None:
         from django.contrib.auth.signals import user_logged_in
 
-        from packages import tasks  # noqa: F401  (registers the tasks services queue by name)
+        from packages import lookups, tasks  # noqa: F401  (registers `__any`; the tasks)
         from packages.sessions import shorten_privileged_session
 
         user_logged_in.connect(shorten_privileged_session, dispatch_uid="privileged-session-age")

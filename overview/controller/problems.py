@@ -84,7 +84,7 @@ def problems_record(
     bucket_of = _buckets_of_problems(records, now=now)
     existing: dict[tuple[int, str, int | None], Problem] = {
         (p.publication_id, p.kind, p.bucket_id): p
-        for p in Problem.objects.filter(publication_id__in=answers).select_related("bucket")
+        for p in Problem.objects.filter(publication_id__any=answers).select_related("bucket")
     }
     to_create, to_update = [], []
     seen: set[tuple[int, str, int | None]] = set()
@@ -162,7 +162,7 @@ def problems_record(
         )
     active: dict[int, list[Problem]] = {pid: [] for pid in answers}
     for problem in (
-        Problem.objects.filter(publication_id__in=answers, active=True)
+        Problem.objects.filter(publication_id__any=answers, active=True)
         .with_covering_override()
         .select_related("bucket")
     ):

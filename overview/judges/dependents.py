@@ -205,7 +205,7 @@ def publications_judge(
     hours_of = {p.pk: int((last_hour - starts[p.pk]) / HOUR) + 1 for p in libraries}
     rows = list(
         DependentCrashCount.objects.filter(
-            library__in=[p.pk for p in libraries], hour__gte=min(starts.values())
+            library_id__any=[p.pk for p in libraries], hour__gte=min(starts.values())
         ).values_list(
             "library_id",
             "dependent_id",
@@ -267,7 +267,7 @@ def _own_new_versions(libraries: Sequence[Publication], dependents: set[int]) ->
     earliest = min(p.date_published for p in libraries) - OWN_VERSION_WINDOW
     rows = (
         Publication.objects.filter(
-            release_id__in={p.release_id for p in libraries}, source_package_id__in=dependents
+            release_id__in={p.release_id for p in libraries}, source_package_id__any=dependents
         )
         .exclude(pocket=Pocket.RELEASE)
         .filter(Q(state__in=ACTIVE_STATES) | Q(date_published__gte=earliest))

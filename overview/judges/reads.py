@@ -37,7 +37,7 @@ def histories(publications: Sequence[Publication]) -> dict[int, list[tuple[datet
         p.pk: [(p.date_published, p.phased_update_percentage)] for p in publications
     }
     events = (
-        PhasingEvent.objects.filter(publication__in=[p.pk for p in publications])
+        PhasingEvent.objects.filter(publication_id__any=[p.pk for p in publications])
         .order_by("publication_id", "created_at", "id")
         .values_list("publication_id", "created_at", "old_percentage", "new_percentage")
     )
@@ -66,9 +66,9 @@ def hourly_counts(
             p.previous_version for p in publications if p.previous_version
         }
     rows = HourlyCrashCount.objects.filter(
-        source_package_id__in={p.source_package_id for p in publications},
+        source_package_id__any={p.source_package_id for p in publications},
         release_id__in={p.release_id for p in publications},
-        version__in=versions,
+        version__any=versions,
         hour__gte=since,
     ).values_list("release_id", "source_package_id", "version", "hour", "events", "reports")
     counts: Counts = defaultdict(dict)
@@ -85,8 +85,8 @@ def baselines(publications: Sequence[Publication]) -> dict[int, list[int]]:
     days = settings.PHASING_RATE_BASELINE_DAYS
     rows = CrashCounter.objects.filter(
         release_id__in={p.release_id for p in publications},
-        source_package_id__in={p.source_package_id for p in publications},
-        version__in={p.previous_version for p in publications if p.previous_version},
+        source_package_id__any={p.source_package_id for p in publications},
+        version__any={p.previous_version for p in publications if p.previous_version},
         day__gte=min(p.date_published.date() for p in publications) - timedelta(days=days),
         day__lt=max(p.date_published.date() for p in publications),
     ).values_list("release_id", "source_package_id", "version", "day", "count")
@@ -209,7 +209,7 @@ def controls(publications: Sequence[Publication], *, since: datetime) -> dict[in
             day__gte=first,
             day__lt=max(p.date_published.date() for p in publications),
         )
-        .exclude(source_package_id__in=phased)
+        .exclude(source_package_id__any=phased)
         .values("release_id", "day")
         .annotate(total=Sum("count"))
         .values_list("release_id", "day", "total")
@@ -218,7 +218,7 @@ def controls(publications: Sequence[Publication], *, since: datetime) -> dict[in
         found[release_id].days[day] = total
     hours = (
         HourlyCrashCount.objects.filter(release_id__in=releases, hour__gte=since)
-        .exclude(source_package_id__in=phased)
+        .exclude(source_package_id__any=phased)
         .values("release_id", "hour")
         .annotate(total=Sum("reports"))
         .values_list("release_id", "hour", "total")
@@ -277,7 +277,7 @@ def sightings(
     """(release, binary) → hour → version → machines: one query."""
     binaries = {b for p in publications for b in (p.binaries or ()) if isinstance(b, str)}
     rows = VersionSighting.objects.filter(
-        release_id__in={p.release_id for p in publications}, binary__in=binaries, hour__gte=since
+        release_id__in={p.release_id for p in publications}, binary__any=binaries, hour__gte=since
     ).values_list("release_id", "binary", "hour", "version", "machines")
     seen: dict[tuple[int, str], dict[datetime, dict[str, int]]] = defaultdict(
         lambda: defaultdict(dict)

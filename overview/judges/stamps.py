@@ -63,7 +63,7 @@ def stamps_of(
     binaries = {b for p in publications for b in (p.binaries or ()) if isinstance(b, str)}
     seen = _grouped(
         VersionSighting.objects.filter(
-            release_id__in=releases, binary__in=binaries, hour__gte=since
+            release_id__in=releases, binary__any=binaries, hour__gte=since
         ),
         ("release_id", "binary"),
         rows=Count("id"),
@@ -71,14 +71,14 @@ def stamps_of(
         newest=Max("hour"),
     )
     events = _grouped(
-        PhasingEvent.objects.filter(publication_id__in=ids),
+        PhasingEvent.objects.filter(publication_id__any=ids),
         ("publication_id",),
         rows=Count("id"),
         newest=Max("id"),
     )
     # One row per machine, replaced by its next report: a replacement moves the newest time.
     fleet = _grouped(
-        FleetReport.objects.filter(publication_id__in=ids, reported_at__gte=since),
+        FleetReport.objects.filter(publication_id__any=ids, reported_at__gte=since),
         ("publication_id",),
         rows=Count("id"),
         on_new=Count("id", filter=Q(on_new_version=True)),

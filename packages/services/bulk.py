@@ -24,7 +24,7 @@ def ids_for_names(
 ) -> dict[str, int]:
     """name → id for every value, creating the rows that do not exist yet (races included)."""
     wanted = set(values)
-    lookup = f"{field_name}__in"
+    lookup = f"{field_name}__any"
     known: dict[str, int] = dict(
         model._default_manager.filter(**{lookup: wanted}).values_list(field_name, "id")
     )

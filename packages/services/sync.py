@@ -149,7 +149,7 @@ def _people(records: list[PublicationRecord]) -> dict[str, Person]:
         ignore_conflicts=True,
         batch_size=1000,
     )
-    people = {p.account_name: p for p in Person.objects.filter(account_name__in=wanted)}
+    people = {p.account_name: p for p in Person.objects.filter(account_name__any=wanted)}
     stale = []
     for account, record in wanted.items():
         person = people[account]
@@ -275,7 +275,7 @@ def _sync_release(
             # Locked in primary-key order, as the controller locks them, so the two never deadlock.
             for p in Publication.objects.select_for_update()
             .order_by("pk")
-            .filter(release=release, source_package_id__in=packages.values())
+            .filter(release=release, source_package_id__any=packages.values())
         }
         created, changed = [], []
         for record in records:

@@ -1,0 +1,40 @@
+"""`field__any=values`: `field IN values` as PostgreSQL's `field = ANY(%s)`, one parameter.
+
+The sync and the tick ask for tens of thousands of ids or names at a time (every package of
+a release, every update in phasing). Written as `IN (%s, %s, …)`, each value is one
+parameter that Django prepares and psycopg splices into the text one by one: at 50,000
+values that cost more than the query. As one array parameter the statement's text stays
+the same whatever the count. On SQLite it is the `IN` lookup unchanged.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Field, ForeignObject, Lookup
+from django.db.models.lookups import In
+
+
+class AnyOf(Lookup):
+    lookup_name = "any"
+    prepare_rhs = False
+
+    def get_prep_lookup(self) -> Any:
+        field = self.lhs.output_field
+        return [field.get_prep_value(v) for v in dict.fromkeys(self.rhs)]
+
+    def as_sql(self, compiler: Any, connection: Any) -> tuple[str, list[Any]]:
+        sql, params = In(self.lhs, self.rhs).as_sql(compiler, connection)
+        return sql, list(params)
+
+    def as_postgresql(self, compiler: Any, connection: Any) -> tuple[str, list[Any]]:
+        lhs, lhs_params = self.process_lhs(compiler, connection)
+        field = self.lhs.output_field
+        values = [field.get_db_prep_value(v, connection, prepared=True) for v in self.rhs]
+        array = f"{field.db_type(connection)}[]"
+        return f"{lhs} = ANY(%s::{array})", [*lhs_params, values]
+
+
+# Foreign keys have lookups of their own (by the related row's key), hence twice.
+Field.register_lookup(AnyOf)
+ForeignObject.register_lookup(AnyOf)

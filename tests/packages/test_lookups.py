@@ -1,0 +1,39 @@
+"""`field__any=values` finds what `field__in=values` finds, in one parameter."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+
+from packages.models import Publication, SourcePackage
+from tests.factories import PublicationFactory
+
+pytestmark = [pytest.mark.django_db, pytest.mark.embedded]
+
+
+@pytest.fixture
+def publications():
+    return [PublicationFactory(source_package__name=f"p{n}") for n in range(4)]
+
+
+def test_it_finds_what_in_finds_by_id_name_foreign_key_and_excluded(publications):
+    ids = [p.pk for p in publications[:2]]
+    packages = {p.source_package_id for p in publications[1:3]}
+    for any_of, in_ in [
+        ({"pk__any": ids}, {"pk__in": ids}),
+        ({"source_package_id__any": packages}, {"source_package_id__in": packages}),
+        ({"source_package__any": packages}, {"source_package__in": packages}),
+        ({"source_package__name__any": ["p0", "p3"]}, {"source_package__name__in": ["p0", "p3"]}),
+        ({"pk__any": []}, {"pk__in": []}),
+    ]:
+        assert set(Publication.objects.filter(**any_of)) == set(Publication.objects.filter(**in_))
+        assert set(Publication.objects.exclude(**any_of)) == set(Publication.objects.exclude(**in_))
+    assert Publication.objects.filter(pk__any=ids).count() == 2
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="SQLite keeps IN")
+def test_on_postgresql_the_values_go_as_one_array_parameter():
+    names = [f"p{n}" for n in range(50_000)]
+    sql, params = SourcePackage.objects.filter(name__any=names).query.sql_with_params()
+    assert '"name" = ANY(%s::' in sql
+    assert params == (names,)
