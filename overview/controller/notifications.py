@@ -85,7 +85,7 @@ def halt_notifications_create(
     if not notifications:
         return []
     # No conflict is possible: the events are this transaction's own, one row per person.
-    Notification.objects.bulk_create(notifications, batch_size=500)
+    Notification.objects.bulk_create(notifications)
     ids = [n.pk for n in notifications]
     transaction.on_commit(lambda: notifications_enqueue(ids))
     return notifications

@@ -13,6 +13,8 @@ from datetime import timedelta
 import pytest
 from django.core import mail
 from django.core.mail import EmailMessage
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from overview.controller import notifications
 from overview.controller.notifications import (
@@ -22,13 +24,14 @@ from overview.controller.notifications import (
     notifications_send_pending,
 )
 from overview.models import Notification
-from packages.models import EventKind, PhasingState, SourceSync
+from packages.models import EventKind, PhasingEvent, PhasingState, Publication, SourceSync
 from tests.factories import (
     NOW,
     PersonFactory,
     PhasingEventFactory,
     ProblemFactory,
     PublicationFactory,
+    SourcePackageFactory,
 )
 
 pytestmark = [pytest.mark.django_db, pytest.mark.embedded]
@@ -235,3 +238,31 @@ def test_a_failed_email_tells_visitors_that_emails_fail_but_never_to_whom(
     assert "signer@example.org" not in page and "Sig Ner" not in page
     notification.refresh_from_db()
     assert "signer@example.org" in notification.error  # kept for the admins, on the row
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="SQLite caps a statement's values")
+def test_a_tick_s_many_halts_write_their_notifications_in_one_statement():
+    """However many updates one tick halts (a release-wide problem can halt thousands),
+    their notifications are one INSERT, not one per 500."""
+    signer = PersonFactory(email="signer@example.org")
+    first = PublicationFactory(signer=signer, uploader=None, state=PhasingState.HALTED)
+    publications = Publication.objects.bulk_create(
+        PublicationFactory.build(
+            signer=signer,
+            uploader=None,
+            release=first.release,
+            source_package=SourcePackageFactory(name=f"halted{n}"),
+            state=PhasingState.HALTED,
+        )
+        for n in range(600)
+    )
+    events = PhasingEvent.objects.bulk_create(
+        PhasingEventFactory.build(
+            publication=p, kind=EventKind.HALTED, new_percentage=0, new_state="halted"
+        )
+        for p in publications
+    )
+    with CaptureQueriesContext(connection) as queries:
+        created = halt_notifications_create(list(zip(publications, events, strict=True)), now=NOW)
+    inserts = [q for q in queries.captured_queries if "INSERT INTO" in q["sql"]]
+    assert len(created) == 600 and len(inserts) == 1
