@@ -112,14 +112,19 @@ def triggers_reinstall_operation(tables: Sequence[str]) -> RunPython:
     return RunPython(reinstall, RunPython.noop)
 
 
-def triggers_installed(tables: Sequence[str]) -> dict[str, bool]:
-    """Whether each table has every trigger that raises the data version."""
+def trigger_names() -> set[str]:
+    """The names of the database's own triggers (not the ones PostgreSQL makes for keys)."""
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
             cursor.execute("SELECT tgname FROM pg_trigger WHERE NOT tgisinternal")
         else:
             cursor.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")
-        names = {row[0] for row in cursor.fetchall()}
+        return {row[0] for row in cursor.fetchall()}
+
+
+def triggers_installed(tables: Sequence[str]) -> dict[str, bool]:
+    """Whether each table has every trigger that raises the data version."""
+    names = trigger_names()
     if connection.vendor == "postgresql":
         return {table: _trigger(table) in names for table in tables}
     return {

@@ -6,6 +6,7 @@ import pytest
 from django.db import connection
 
 from packages.binaries import TRIGGERS
+from packages.data_version import trigger_names
 from packages.models import Publication, SourcePackageBinary
 from tests.factories import PublicationFactory, ReleaseFactory, SourcePackageFactory
 
@@ -88,10 +89,4 @@ def test_saving_a_publication_with_the_same_binaries_does_not_rebuild_its_packag
 def test_the_triggers_are_there_after_all_migrations():
     # SQLite rebuilds a table it alters without its triggers; a later migration that
     # alters the publication table must put them back (triggers_reinstall_operation).
-    with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            cursor.execute("SELECT tgname FROM pg_trigger WHERE NOT tgisinternal")
-        else:
-            cursor.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")
-        names = {row[0] for row in cursor.fetchall()}
-    assert set(TRIGGERS) <= names
+    assert set(TRIGGERS) <= trigger_names()
