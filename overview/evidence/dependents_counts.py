@@ -24,7 +24,7 @@ from django.db import connection, models
 from django.db.backends.utils import CursorWrapper
 
 from overview.models import CrashReport, DependentCrashCount
-from packages.models import ACTIVE_STATES, Pocket, Publication, SourcePackageBinary
+from packages.models import ACTIVE_STATES, Pocket, Publication
 
 COUNTED = "NOT r.automated_testing AND NOT r.from_proposed"
 
@@ -39,22 +39,14 @@ def _states() -> str:
 
 def _libraries_postgresql() -> str:
     """SQL: lib(id, release_id, source_package_id, version, previous_version, names, name),
-    one row per binary of each update in phasing (`names`: all of that update's binaries)
-    whose package builds a binary the batch's reports list: found through each package's
-    binaries (packages.binaries), so a batch reads the few updates its reports name, not
-    every update in phasing (20,000 at ten times Ubuntu's size)."""
+    one row per binary of each update in phasing (`names`: all of that update's binaries)."""
     return (
-        "listed AS MATERIALIZED (SELECT DISTINCT v.key FROM incoming_crash_report i "
-        "CROSS JOIN LATERAL jsonb_object_keys(CASE jsonb_typeof(i.package_versions) "
-        "WHEN 'object' THEN i.package_versions ELSE '{}'::jsonb END) AS v(key)), "
         "pubs AS MATERIALIZED (SELECT p.id, p.release_id, p.source_package_id, p.version, "
         "p.previous_version, ARRAY(SELECT jsonb_array_elements_text("
         "CASE jsonb_typeof(p.binaries) WHEN 'array' THEN p.binaries ELSE '[]'::jsonb END)) "
         f"AS names FROM {_table(Publication)} p "
         f"WHERE p.state IN ({_states()}) AND p.pocket = '{Pocket.UPDATES.value}' "
-        "AND p.previous_version <> '' AND p.source_package_id IN ("
-        f"SELECT b.source_package_id FROM {_table(SourcePackageBinary)} b "
-        "JOIN listed ON listed.key = b.name)), "
+        "AND p.previous_version <> ''), "
         "lib AS MATERIALIZED (SELECT pubs.*, n.name FROM pubs "
         "CROSS JOIN LATERAL unnest(pubs.names) AS n(name))"
     )

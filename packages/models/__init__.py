@@ -99,8 +99,6 @@ class SourcePackageBinary(models.Model):
                 name="one_row_per_source_package_binary", fields=("source_package", "name")
             )
         ]
-        # Which packages build a binary of this name (the ingest's dependents' counts).
-        indexes = [models.Index(name="source_package_binary_name_idx", fields=("name",))]
 
     def __str__(self) -> str:
         return self.name
