@@ -14,7 +14,8 @@ the sync's bulk statements, the backtest's archive, the admin, a fixture or a ps
 
 Only the JSON strings of a publication's `binaries` list count, as `jsonb_exists` counted
 them. SQLite rebuilds a table it alters without its triggers: a migration that alters the
-publication table must be followed by `triggers_reinstall_operation()`.
+publication table puts them back with the data version's
+`packages.data_version.triggers_reinstall_operation`, as it does the data version's.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from django.db.migrations import RunPython
 
 from packages.models import Publication, SourcePackageBinary
 
-_PUBLICATION = Publication._meta.db_table
+PUBLICATION_TABLE = Publication._meta.db_table
 _BINARY = SourcePackageBinary._meta.db_table
 _ADDED, _REBUILT = "phasing_binaries_added", "phasing_binaries_rebuilt"
 TRIGGERS = (_ADDED, f"{_REBUILT}_changed", f"{_REBUILT}_removed")
@@ -59,37 +60,37 @@ CREATE OR REPLACE FUNCTION {_REBUILT}() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     -- NEW is NULL for a delete.
     DELETE FROM {_BINARY} WHERE source_package_id IN (OLD.source_package_id, NEW.source_package_id);
-    INSERT INTO {_BINARY} (source_package_id, name) {_pg_names(_PUBLICATION)}
+    INSERT INTO {_BINARY} (source_package_id, name) {_pg_names(PUBLICATION_TABLE)}
         AND p.source_package_id IN (OLD.source_package_id, NEW.source_package_id)
         ON CONFLICT DO NOTHING;
     RETURN NULL;
 END
 $$;
-CREATE TRIGGER {_ADDED} AFTER INSERT ON {_PUBLICATION}
+CREATE TRIGGER {_ADDED} AFTER INSERT ON {PUBLICATION_TABLE}
     REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION {_ADDED}();
-CREATE TRIGGER {_REBUILT}_changed AFTER UPDATE OF binaries, source_package_id ON {_PUBLICATION}
+CREATE TRIGGER {_REBUILT}_changed AFTER UPDATE OF binaries, source_package_id ON {PUBLICATION_TABLE}
     FOR EACH ROW WHEN (OLD.binaries IS DISTINCT FROM NEW.binaries
         OR OLD.source_package_id <> NEW.source_package_id)
     EXECUTE FUNCTION {_REBUILT}();
-CREATE TRIGGER {_REBUILT}_removed AFTER DELETE ON {_PUBLICATION}
+CREATE TRIGGER {_REBUILT}_removed AFTER DELETE ON {PUBLICATION_TABLE}
     FOR EACH ROW EXECUTE FUNCTION {_REBUILT}();
 """
 
 _SQLITE_REBUILD = (
     f"DELETE FROM {_BINARY} WHERE source_package_id IN ({{0}}); "
-    f"INSERT OR IGNORE INTO {_BINARY} (source_package_id, name) {_sqlite_names(_PUBLICATION)} "
+    f"INSERT OR IGNORE INTO {_BINARY} (source_package_id, name) {_sqlite_names(PUBLICATION_TABLE)} "
     "AND p.source_package_id IN ({0});"
 )
 _SQLITE = (
-    f"CREATE TRIGGER {_ADDED} AFTER INSERT ON {_PUBLICATION} BEGIN "
+    f"CREATE TRIGGER {_ADDED} AFTER INSERT ON {PUBLICATION_TABLE} BEGIN "
     f"INSERT OR IGNORE INTO {_BINARY} (source_package_id, name) "
-    f"{_sqlite_names(_PUBLICATION)} AND p.id = NEW.id; END",
+    f"{_sqlite_names(PUBLICATION_TABLE)} AND p.id = NEW.id; END",
     f"CREATE TRIGGER {_REBUILT}_changed AFTER UPDATE OF binaries, source_package_id "
-    f"ON {_PUBLICATION} WHEN OLD.binaries IS NOT NEW.binaries "
+    f"ON {PUBLICATION_TABLE} WHEN OLD.binaries IS NOT NEW.binaries "
     "OR OLD.source_package_id <> NEW.source_package_id BEGIN "
     + _SQLITE_REBUILD.format("OLD.source_package_id, NEW.source_package_id")
     + " END",
-    f"CREATE TRIGGER {_REBUILT}_removed AFTER DELETE ON {_PUBLICATION} BEGIN "
+    f"CREATE TRIGGER {_REBUILT}_removed AFTER DELETE ON {PUBLICATION_TABLE} BEGIN "
     + _SQLITE_REBUILD.format("OLD.source_package_id")
     + " END",
 )
@@ -100,7 +101,7 @@ def triggers_install(schema_editor: BaseDatabaseSchemaEditor) -> None:
     vendor = schema_editor.connection.vendor
     if vendor == "postgresql":
         schema_editor.execute(_PG)
-        names = _pg_names(_PUBLICATION)
+        names = _pg_names(PUBLICATION_TABLE)
         schema_editor.execute(
             f"INSERT INTO {_BINARY} (source_package_id, name) {names} ON CONFLICT DO NOTHING"
         )
@@ -109,7 +110,7 @@ def triggers_install(schema_editor: BaseDatabaseSchemaEditor) -> None:
             schema_editor.execute(statement)
         schema_editor.execute(
             f"INSERT OR IGNORE INTO {_BINARY} (source_package_id, name) "
-            f"{_sqlite_names(_PUBLICATION)}"
+            f"{_sqlite_names(PUBLICATION_TABLE)}"
         )
     else:  # pragma: no cover - the product runs on PostgreSQL or SQLite only
         raise NotImplementedError(f"no binaries triggers for {vendor}")
@@ -118,7 +119,7 @@ def triggers_install(schema_editor: BaseDatabaseSchemaEditor) -> None:
 def triggers_remove(schema_editor: BaseDatabaseSchemaEditor) -> None:
     postgresql = schema_editor.connection.vendor == "postgresql"
     for trigger in TRIGGERS:
-        on = f" ON {_PUBLICATION}" if postgresql else ""
+        on = f" ON {PUBLICATION_TABLE}" if postgresql else ""
         schema_editor.execute(f"DROP TRIGGER IF EXISTS {trigger}{on}")
 
 
@@ -132,15 +133,12 @@ def triggers_operation() -> RunPython:
     return RunPython(install, remove)
 
 
-def triggers_reinstall_operation() -> RunPython:
-    """Puts the triggers back after a migration that alters the publication table (and
-    fills in what was published meanwhile)."""
-
-    def reinstall(apps: object, schema_editor: BaseDatabaseSchemaEditor) -> None:
+def triggers_reinstall(schema_editor: BaseDatabaseSchemaEditor) -> None:
+    """Put the triggers back after the publication table was altered (and fill in what was
+    published meanwhile); nothing before the migration that made the table."""
+    if _BINARY in schema_editor.connection.introspection.table_names():
         triggers_remove(schema_editor)
         triggers_install(schema_editor)
-
-    return RunPython(reinstall, RunPython.noop)
 
 
 def own_binary_sql(package: str, name: str) -> str:

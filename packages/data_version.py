@@ -101,13 +101,18 @@ def triggers_operation(tables: Sequence[str]) -> RunPython:
 
 
 def triggers_reinstall_operation(tables: Sequence[str]) -> RunPython:
-    """The operation that puts these tables' triggers back. SQLite alters a table by
+    """The operation that puts these tables' triggers back: the data version's, and the
+    publication table's binaries triggers (packages.binaries). SQLite alters a table by
     making a new one and copying the rows, which leaves its triggers behind: a migration
     that alters a table named here is followed by this (harmless on PostgreSQL)."""
 
     def reinstall(apps: object, schema_editor: BaseDatabaseSchemaEditor) -> None:
+        from packages import binaries
+
         triggers_remove(schema_editor, tables)
         triggers_install(schema_editor, tables)
+        if binaries.PUBLICATION_TABLE in tables:
+            binaries.triggers_reinstall(schema_editor)
 
     return RunPython(reinstall, RunPython.noop)
 

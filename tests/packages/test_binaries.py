@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from django.db import connection
 
+from packages import binaries, data_version
 from packages.binaries import TRIGGERS
 from packages.data_version import trigger_names
 from packages.models import Publication, SourcePackageBinary
@@ -88,5 +89,18 @@ def test_saving_a_publication_with_the_same_binaries_does_not_rebuild_its_packag
 
 def test_the_triggers_are_there_after_all_migrations():
     # SQLite rebuilds a table it alters without its triggers; a later migration that
-    # alters the publication table must put them back (triggers_reinstall_operation).
+    # alters the publication table puts them back (data_version.triggers_reinstall_operation).
     assert set(TRIGGERS) <= trigger_names()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_data_version_s_reinstall_after_a_publication_migration_puts_them_back_too():
+    """A migration that alters the publication table (SQLite rebuilds it, leaving its
+    triggers behind) needs one operation for every trigger on it, not one per kind."""
+    with connection.schema_editor(atomic=False) as editor:
+        binaries.triggers_remove(editor)
+        assert not set(TRIGGERS) & trigger_names()
+        data_version.triggers_reinstall_operation(("packages_publication",)).code(None, editor)
+    assert set(TRIGGERS) <= trigger_names()
+    PublicationFactory(source_package__name="kept", binaries=["kept-bin"])
+    assert kept() == {("kept", "kept-bin")}
