@@ -99,6 +99,11 @@ class SourcePackageBinary(models.Model):
                 name="one_row_per_source_package_binary", fields=("source_package", "name")
             )
         ]
+        indexes = [
+            # The crash ingest's "which packages build this binary?" for the names a batch's
+            # reports list (overview.evidence.dependents_counts).
+            models.Index(name="source_package_binary_name_idx", fields=("name",)),
+        ]
 
     def __str__(self) -> str:
         return self.name

@@ -295,3 +295,39 @@ def test_hourly_counts_kept_batch_by_batch_are_what_the_stored_reports_say(monke
     dependents = _dependents_counted_as_defined("glibc", {"libc6", "libc-bin"}, "2.40", "2.39")
     assert dependents  # the draw has some
     assert _dependents_counted_by_the_ingest() == dependents
+
+
+def test_a_library_binary_that_its_dependent_once_built_still_counts_for_the_library():
+    """Binaries move between source packages (libc-bin from apport's old publication to
+    glibc's here): a dependent's report listing one counts for the library that builds it
+    now, and a library's own reports never count for it."""
+    publications_sync(
+        ListSource(
+            [
+                record(
+                    version="1.0",
+                    binaries=("apport", "libc-bin"),
+                    date_published=T0 - timedelta(days=1),
+                ),
+                record(binaries=("apport",)),
+                record(
+                    source_package="glibc",
+                    version="2.40",
+                    previous_version="2.39",
+                    binaries=("libc6", "libc-bin"),
+                ),
+            ]
+        ),
+        now=T0,
+    )
+
+    crash_reports_ingest(
+        [
+            crash(1, package_versions={"libc-bin": "2.40"}),
+            crash(2, package_versions={"libc-bin": "2.39"}, system_id="other"),
+            crash(3, source_package="glibc", version="2.40", package_versions={"libc6": "2.40"}),
+        ]
+    )
+
+    hour = T0.replace(minute=0)
+    assert _dependents_counted_by_the_ingest() == {("apport", "2.0-1ubuntu0.1", hour): (1, 1)}
