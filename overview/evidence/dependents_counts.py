@@ -85,8 +85,9 @@ def new_counted_postgresql(cursor: CursorWrapper, *, hour: str, probe: str) -> N
         f"{_libraries_postgresql('SELECT source_package_id FROM owners')}, "
         # Then a hash join on the binary's name (materialised: left to itself the planner,
         # which cannot estimate a JSON object's size, paired every report with every
-        # update of its release before looking at the names). The machines' crashes in this batch that list a library at one of its two
-        # versions, a machine once per bucket, dependent version, hour and library version.
+        # update of its release before looking at the names). The machines' crashes in
+        # this batch that list a library at one of its two versions, a machine once per
+        # bucket, dependent version, hour and library version.
         "inc AS MATERIALIZED (SELECT DISTINCT d.release_id, d.source_package_id, d.version, "
         "d.hour, d.bucket_id, d.system_id, lib.id AS library_id, "
         "d.value AS library_version, d.value = lib.version AS on_new, lib.names "
