@@ -116,50 +116,64 @@ def measure(n: int) -> dict:
 
 
 def _ticks_reusing(controller, source, now, *, changed) -> dict[str, dict]:
-    """A tick that keeps every judgement, then ticks in which a share of the updates has
-    changed evidence: that share's kept judgements are left out (as a changed input's
-    digest would be), so they are judged again."""
+    """Ticks that keep judgements, in a settled world as the beat leaves it: a first tick
+    takes every due step and keeps every judgement; a second, one beat later, judges again
+    the updates whose percentage those steps changed. One beat later again, ticks in which
+    a share of the updates has changed: their kept judgements left out (as a changed
+    input's digest would leave them) and each due a step (its last increase a day ago), so
+    the tick judges and writes that share. Nothing else is due: an update steps once an
+    interval (hours), not at every beat (minutes)."""
+    from django.conf import settings
     from django.core.cache import cache
     from django.db import transaction
 
     from overview.judges import pipeline as judging
     from overview.judges import reuse
+    from packages.models import ACTIVE_STATES, Publication
+
+    beat = settings.PHASING_TICK_INTERVAL
 
     cache.clear()
-    savepoint = transaction.savepoint()
-    controller.tick(now=now, crash_source=source)  # keeps them
-    transaction.savepoint_rollback(savepoint)
+    settled = transaction.savepoint()
+    controller.tick(now=now, crash_source=source)
+    controller.tick(now=now + beat, crash_source=source)
+    later = now + 2 * beat
+    active = sorted(
+        Publication.objects.filter(state__in=ACTIVE_STATES).values_list("pk", flat=True)
+    )
     recall, judge = reuse.recall, judging._judge
     figures = {}
     for share in changed:
         runs = [0]
+        moved = set(active[: round(share * len(active))])
 
-        def partial(keys, share=share):
-            found = recall(keys)
-            return {
-                pk: j for n, (pk, j) in enumerate(sorted(found.items())) if n >= share * len(found)
-            }
+        def partial(keys, moved=moved):
+            return {pk: j for pk, j in recall(keys).items() if pk not in moved}
 
         def counted(*args, runs=runs, **kwargs):
             runs[0] += 1
             return judge(*args, **kwargs)
 
+        savepoint = transaction.savepoint()
+        Publication.objects.filter(pk__in=moved).update(last_increase_at=later - timedelta(days=1))
         reuse.recall, judging._judge = partial, counted
         try:
-            savepoint = transaction.savepoint()
             peak_rss_reset()
             started = time.perf_counter()
-            controller.tick(now=now, crash_source=source)
+            decisions = controller.tick(now=later, crash_source=source)
             took = time.perf_counter() - started
             peak = peak_rss_mib()
             transaction.savepoint_rollback(savepoint)
         finally:
             reuse.recall, judging._judge = recall, judge
         figures[f"{round(share * 100)}%_changed"] = {
+            "changed": len(moved),
             "wall_s": round(took, 3),
             "judged": runs[0],
+            "stepped": sum(d.action == "advance" for d in decisions),
             "peak_rss_mib": peak,
         }
+    transaction.savepoint_rollback(settled)
     return figures
 
 

@@ -82,6 +82,31 @@ def budget(load: dict) -> dict:
     return out
 
 
+# The tick that costs what changed (issue 26), at the largest size measured: seconds when a
+# share of the updates changed (judged again and due a step) in a settled world, and the
+# peak memory of every tick measured there.
+TICK_CHANGED_SECONDS = {"10%_changed": 10, "100%_changed": 30}
+TICK_PEAK_MIB = 300
+
+
+def tick_targets(tick: dict) -> dict:
+    sizes = [int(n) for n, row in tick.items() if "reusing" in row]
+    if not sizes:
+        return {}
+    largest = max(sizes)
+    row = tick[str(largest)]
+    out = {}
+    for share, most in TICK_CHANGED_SECONDS.items():
+        ticked = row["reusing"].get(share)
+        if ticked:
+            out[f"tick at {largest:,}, {ticked['changed']:,} changed <= {most} s"] = (
+                ticked["wall_s"] <= most
+            )
+    peaks = [row["peak_rss_mib"], *(r["peak_rss_mib"] for r in row["reusing"].values())]
+    out[f"tick at {largest:,} peaks <= {TICK_PEAK_MIB} MiB"] = max(peaks) <= TICK_PEAK_MIB
+    return out
+
+
 def verdicts(figures: dict) -> dict:
     load = figures.get("pages", {})
     tick = figures.get("controller", {})
@@ -119,6 +144,7 @@ def verdicts(figures: dict) -> dict:
                 tick[n].get("most_statements_per_write", releases + 1) <= releases
                 for n in ("200", "2000", "20000")
             )
+    out.update(tick_targets(tick))
     if "reports_per_s" in figures.get("ingest", {}):
         out["ingest >= 5,000/s"] = figures["ingest"]["reports_per_s"] >= 5000
     if sql:
@@ -211,6 +237,20 @@ def table(figures: dict) -> str:
                     f"  {row['publications']:>12} {row['wall_s']:>8.2f} {row['queries']:>8} "
                     f"{row.get('most_statements_per_write', '?'):>10} {row['peak_rss_mib']:>13}"
                 )
+        reusing = [(size, row["reusing"]) for size, row in tick.items() if "reusing" in row]
+        if reusing:
+            add("")
+            add("Controller tick keeping judgements, settled (a share changed: judged, due a step)")
+            add(
+                f"  {'publications':>12} {'changed':>8} {'wall s':>8} {'judged':>7} "
+                f"{'stepped':>8} {'peak RSS MiB':>13}"
+            )
+            for size, shares in reusing:
+                for row in shares.values():
+                    add(
+                        f"  {size:>12} {row.get('changed', '?'):>8} {row['wall_s']:>8.2f} "
+                        f"{row['judged']:>7} {row.get('stepped', '?'):>8} {row['peak_rss_mib']:>13}"
+                    )
     ingest = figures.get("ingest", {})
     if ingest:
         add("")

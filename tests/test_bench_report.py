@@ -1,0 +1,62 @@
+"""The bench's verdicts on the tick's targets (issue 26), from the figures of one run."""
+
+from bench.report import table, tick_targets
+
+
+def _tick(*, changed_10: float, changed_100: float, peak: int) -> dict:
+    def ticked(changed: int, wall: float) -> dict:
+        return {
+            "changed": changed,
+            "wall_s": wall,
+            "judged": changed,
+            "stepped": changed,
+            "peak_rss_mib": peak,
+        }
+
+    return {
+        "2000": {
+            "publications": 2000,
+            "wall_s": 1.0,
+            "queries": 40,
+            "peak_rss_mib": 90,
+            "reusing": {"10%_changed": ticked(200, 0.5)},
+        },
+        "20000": {
+            "publications": 20000,
+            "wall_s": 40.0,
+            "queries": 40,
+            "peak_rss_mib": 200,
+            "reusing": {
+                "0%_changed": ticked(0, 1.0),
+                "10%_changed": ticked(2000, changed_10),
+                "100%_changed": ticked(20000, changed_100),
+            },
+        },
+    }
+
+
+def test_the_targets_are_read_at_the_largest_size_measured():
+    verdicts = tick_targets(_tick(changed_10=9.5, changed_100=29.0, peak=250))
+
+    assert verdicts == {
+        "tick at 20,000, 2,000 changed <= 10 s": True,
+        "tick at 20,000, 20,000 changed <= 30 s": True,
+        "tick at 20,000 peaks <= 300 MiB": True,
+    }
+
+
+def test_a_slow_tick_or_a_high_peak_is_missed():
+    verdicts = tick_targets(_tick(changed_10=10.5, changed_100=31.0, peak=301))
+
+    assert not any(verdicts.values())
+
+
+def test_no_reusing_ticks_no_verdicts():
+    assert tick_targets({"200": {"publications": 200, "wall_s": 1.0}}) == {}
+
+
+def test_the_table_shows_the_settled_ticks():
+    text = table({"controller": _tick(changed_10=9.5, changed_100=29.0, peak=250)})
+
+    assert "Controller tick keeping judgements, settled" in text
+    assert "       20000     2000     9.50" in text
