@@ -1,11 +1,19 @@
 """Reports per second through the real ingest path, on a small generated world.
 
-    DATABASE_URL=postgres://.../somedb python -m bench.ingest_rate --reports 100000
+    DATABASE_URL=postgres://.../somedb python -m bench.ingest_rate --reports 100000 \
+        [--in-phasing 20000 --archive 100000]
 
 Cheaper than the bench's ingest part (no seeded archive, no simulator): releases and
 packages are created, then reports spread over packages, versions, buckets and hours are
 ingested batch by batch as the crash sync does, and the rate is printed as JSON. The
 database named by DATABASE_URL must be a scratch one; it is migrated and written to.
+
+`--in-phasing N` first syncs an archive as large as the bench's at scale N / 2,000: N
+updates in phasing, the reports' packages among them, and older publications up to
+`--archive` in all; each report then lists its own binary and a library in phasing at
+one of the library's two versions, as the simulator's reports do, so the dependents'
+counts have an archive's updates to look through. Made once per database (the same
+arguments reuse it), so that two versions of the code can be timed on the same archive.
 """
 
 from __future__ import annotations
@@ -22,8 +30,17 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 
-def generated(count: int, *, packages: int, hours: int, start: datetime, seed: int = 1) -> Iterator:
-    """Reports as the error tracker hands them over: hour by hour, many packages at once."""
+def generated(
+    count: int,
+    *,
+    packages: int,
+    hours: int,
+    start: datetime,
+    seed: int = 1,
+    in_archive: bool = False,
+) -> Iterator:
+    """Reports as the error tracker hands them over: hour by hour, many packages at once.
+    `in_archive`: each lists its own binary and a library in phasing (archive())."""
     from overview.evidence.sources.base import CrashReportRecord
 
     rng = random.Random(seed)
@@ -37,6 +54,10 @@ def generated(count: int, *, packages: int, hours: int, start: datetime, seed: i
             p = rng.randrange(packages)
             v = rng.randrange(2)
             b = rng.randrange(8)
+            library = f"pkg{(p + 1) % packages}" if in_archive else f"lib{(p + 1) % packages}"
+            listed = {library: f"1.{rng.randrange(2)}-1ubuntu0.1" if in_archive else f"2.{v}-1"}
+            if in_archive:
+                listed[f"pkg{p}"] = f"1.{v}-1ubuntu0.1"
             yield CrashReportRecord(
                 external_id=f"g{seed}-{made}",
                 signature=f"/usr/bin/pkg{p}:11:fn{b}",
@@ -49,12 +70,71 @@ def generated(count: int, *, packages: int, hours: int, start: datetime, seed: i
                 stack_trace=f"#0 fn{b} () from /usr/lib/libpkg{p}.so\n#1 main ()",
                 function=f"fn{b}",
                 environment={"LANG": "C.UTF-8"},
-                package_versions={f"lib{(p + 1) % packages}": f"2.{v}-1", "libc6": "2.39-0ubuntu8"},
+                package_versions={**listed, "libc6": "2.39-0ubuntu8"},
                 from_proposed=rng.random() < 0.03,
                 automated_testing=rng.random() < 0.01,
                 problem_type="Crash",
             )
             made += 1
+
+
+class _Archive:
+    """A publication source: `in_phasing` updates (binaries pkgN and pkgN-data) of noble in
+    phasing, each with older superseded versions, `total` publications in all."""
+
+    name = "bench-archive"
+    can_write = False
+
+    def __init__(self, *, in_phasing: int, total: int, start: datetime) -> None:
+        self.in_phasing, self.total, self.start = in_phasing, total, start
+
+    def releases(self):
+        from packages.sources.base import ReleaseRecord
+
+        return [ReleaseRecord("noble", "24.04")]
+
+    def publications(self, *, release, since, now, watch=None):
+        from packages.sources.base import PublicationRecord
+
+        older = max(0, self.total - self.in_phasing) // max(1, self.in_phasing)
+        for k in range(self.in_phasing):
+            binaries = (f"pkg{k}", f"pkg{k}-data")
+            for n in range(older):
+                yield PublicationRecord(
+                    release=release,
+                    source_package=f"pkg{k}",
+                    version=f"0.{n}-1ubuntu0.1",
+                    date_published=self.start - timedelta(days=older - n + 1),
+                    phased_update_percentage=None,
+                    status="superseded",
+                    binaries=binaries,
+                )
+            yield PublicationRecord(
+                release=release,
+                source_package=f"pkg{k}",
+                version="1.1-1ubuntu0.1",
+                previous_version="1.0-1ubuntu0.1",
+                date_published=self.start,
+                phased_update_percentage=30,
+                binaries=binaries,
+            )
+
+
+def archive(*, in_phasing: int, total: int, start: datetime) -> None:
+    """Sync the archive of _Archive, unless this database holds it already."""
+    from django.db import connection
+
+    from packages.models import Publication
+    from packages.services.sync import publications_sync
+
+    wanted = in_phasing + max(0, total - in_phasing) // in_phasing * in_phasing
+    if Publication.objects.count() != wanted:
+        Publication.objects.all().delete()
+        publications_sync(_Archive(in_phasing=in_phasing, total=total, start=start), now=start)
+        # As autovacuum soon would: planned on an empty table's statistics, the ingest's
+        # statements would read the archive as if it held nothing.
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE")
 
 
 def _backend_pid(connection) -> int | None:
@@ -83,6 +163,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hours", type=int, default=48)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--statements", action="store_true", help="time each statement")
+    parser.add_argument("--in-phasing", type=int, default=0, help="updates in phasing")
+    parser.add_argument("--archive", type=int, default=0, help="publications in all")
     args = parser.parse_args(argv)
     import django
 
@@ -101,9 +183,22 @@ def main(argv: list[str] | None = None) -> int:
     start = datetime.now(UTC).replace(minute=0, second=0, microsecond=0) - timedelta(
         hours=args.hours
     )
+    if args.in_phasing:
+        # The archive's clock is fixed (its reuse compares its size only); the reports'
+        # hours stay the last ones, as the ingest refuses reports older than the retention.
+        archive(
+            in_phasing=max(args.in_phasing, args.packages),
+            total=args.archive,
+            start=datetime(2026, 11, 1, tzinfo=UTC),
+        )
     records = list(
         generated(
-            args.reports, packages=args.packages, hours=args.hours, start=start, seed=args.seed
+            args.reports,
+            packages=args.packages,
+            hours=args.hours,
+            start=start,
+            seed=args.seed,
+            in_archive=bool(args.in_phasing),
         )
     )
     spent: Counter[str] = Counter()
