@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
+import numpy as np
 from django.conf import settings
 from django.db.models import Sum
 
@@ -23,6 +24,7 @@ from overview.models import CrashCounter, HourlyCrashCount, VersionSighting
 from packages.models import PhasingEvent, Publication
 
 DAY = timedelta(days=1)
+HOUR = timedelta(hours=1)
 # Reports an hour, on average, other packages of the release need before their hours say
 # how busy each hour is (at 200, one hour's count is within about 7 % of its mean).
 BUSY_HOURS_MIN_REPORTS = 200
@@ -246,28 +248,34 @@ def busy_hours(
         key = (publication.release_id, publication.source_package_id)
         own = [counts for (r, p, _version), counts in reports.items() if (r, p) == key]
 
-    def others(moment: datetime) -> float:
-        return activity.get(moment, 0) - sum(c.get(moment, 0) for c in own)
-
     first = moments[0] - timedelta(hours=23)
     # Hours before the first one with any report are hours nobody counted (a deployment
     # newer than a day, a backtest without hourly history), not quiet ones: read as zeros
     # they would make the first day's hours look many times busier than the day around
     # them, and a healthy update's crashes look like a rise.
     counted_from = min(activity, default=moments[-1] + timedelta(hours=1))
-    series: list[float | None] = [
-        others(moment) if moment >= counted_from else None
-        for moment in (first + timedelta(hours=h) for h in range(len(moments) + 23))
-    ]
-    known = [value for value in series if value is not None]
-    if not known or sum(known) / len(known) < BUSY_HOURS_MIN_REPORTS:
+    # As arrays over the hours from `first` (the counts are whole numbers, so every sum
+    # below is exact in any order): a tick asks this for thousands of updates.
+    length = len(moments) + 23
+    others = np.zeros(length)
+    for sign, counts in ((1, activity), *((-1, c) for c in own)):
+        for moment, count in counts.items():
+            h = (moment - first) // HOUR
+            if 0 <= h < length and moment == first + h * HOUR:
+                others[h] += sign * count
+    known = np.arange(length) >= -((first - counted_from) // HOUR)  # from counted_from on
+    if not known.any() or others[known].sum() / known.sum() < BUSY_HOURS_MIN_REPORTS:
         return None
-    profile = []
-    for h in range(len(moments)):
-        day = [value for value in series[h : h + 24] if value is not None]
-        mean = sum(day) / len(day) if len(day) >= BUSY_HOURS_MIN_KNOWN else 0.0
-        here = series[h + 23]
-        profile.append(here / mean if mean > 0 and here is not None else 1.0)
+    # Each hour against the known hours of the 24 up to it.
+    sums = np.concatenate(([0.0], np.cumsum(np.where(known, others, 0.0))))
+    seen = np.concatenate(([0], np.cumsum(known)))
+    window_sums, window_known = sums[24:] - sums[:-24], seen[24:] - seen[:-24]
+    mean = np.where(
+        window_known >= BUSY_HOURS_MIN_KNOWN, window_sums / np.maximum(window_known, 1), 0.0
+    )
+    here, here_known = others[23:], known[23:]
+    ratio = np.divide(here, mean, out=np.ones(len(moments)), where=(mean > 0) & here_known)
+    profile: list[float] = ratio.tolist()
     return profile
 
 
@@ -297,16 +305,20 @@ def sightings_of(
     """The publication's most widely seen binary, hour by hour: machines on its version,
     and on any other (a machine with two of its binaries would count twice if summed)."""
     best: dict[datetime, dict[str, int]] = {}
+    most = 0
     for binary in publication.binaries or ():
         found = seen.get((publication.release_id, binary), {})
-        if sum(sum(v.values()) for v in found.values()) > sum(
-            sum(v.values()) for v in best.values()
-        ):
-            best = found
-    new, old = [], []
-    for h in range(len(percentages)):
-        versions = best.get(start + timedelta(hours=h), {})
-        on_new = versions.get(publication.version, 0)
-        new.append(on_new)
-        old.append(sum(versions.values()) - on_new)
+        total = sum(sum(v.values()) for v in found.values())
+        if total > most:
+            best, most = found, total
+    # The hours with sightings only, not every hour since publication (weeks of hours for
+    # an update long in phasing, for each of 20,000 updates a tick).
+    hours = len(percentages)
+    new, old = [0] * hours, [0] * hours
+    for moment, versions in best.items():
+        h = (moment - start) // HOUR
+        if 0 <= h < hours and moment == start + h * HOUR:
+            on_new = versions.get(publication.version, 0)
+            new[h] = on_new
+            old[h] = sum(versions.values()) - on_new
     return exposure.Sightings(percentages=percentages, new=new, old=old)
