@@ -221,3 +221,37 @@ def test_too_few_reports_of_other_packages_say_nothing():
     assert exposure.Deficit.relative_to(history, [100] * 14 + [0], [40] * 24, [4] * 24) is None
     found = exposure.Deficit.relative_to(history, [100] * 15, [40] * 24, [4] * 24)
     assert found is not None and found.expected == [pytest.approx(40.0)] * 24
+
+
+def test_the_percentage_in_force_is_read_at_each_hour_s_middle_exactly():
+    """A change at the very middle of an hour is in force for that hour; a microsecond
+    later it is not; two changes at one moment leave the later."""
+    middle = T0 + timedelta(minutes=30)
+    history = [
+        (T0 - timedelta(hours=2), 10),
+        (middle, 20),
+        (middle + timedelta(hours=1, microseconds=1), 30),
+        (T0 + timedelta(hours=3), 40),
+        (T0 + timedelta(hours=3), 50),
+    ]
+    hours = exposure.hourly_percentages(history, start=T0, hours=5)
+    assert hours == [20, 20, 30, 50, 50]
+    assert exposure.hourly_percentages(history, start=T0, hours=0) == []
+
+
+def test_the_percentage_of_each_hour_as_defined_over_random_histories():
+    """Against the definition read hour by hour: the last change at or before the hour's
+    middle, -1 before the first."""
+    rng = np.random.default_rng(8)
+    for _ in range(300):
+        moments = sorted(
+            T0 + timedelta(minutes=int(m)) for m in rng.integers(-600, 6000, rng.integers(0, 6))
+        )
+        history = [(m, int(p)) for m, p in zip(moments, rng.choice([0, 10, 50, 100], len(moments)))]
+        hours = int(rng.integers(0, 120))
+        defined = []
+        for h in range(hours):
+            middle = T0 + timedelta(hours=h, minutes=30)
+            in_force = [p for m, p in history if m <= middle]
+            defined.append(in_force[-1] if in_force else -1)
+        assert exposure.hourly_percentages(history, start=T0, hours=hours) == defined

@@ -232,3 +232,37 @@ def test_the_other_packages_are_the_release_s_packages_that_are_not_being_phased
     found = reads.controls([publication], since=T0 - 24 * HOUR)[publication.release_id]
     assert found.days == {before.date(): 3}
     assert found.hours == {since.replace(minute=0): 3}
+
+
+def test_how_busy_each_hour_was_as_defined_over_random_counts():
+    """Against the definition read hour by hour: each hour's other reports over the mean of
+    the counted hours among the 24 up to it (1.0 when fewer than 12 were counted or the
+    mean is 0); None when the counted hours average under 200 reports."""
+    rng = random.Random(4)
+    publication = update()
+    for _ in range(200):
+        start = T0 - 48 * HOUR
+        moments = [start + h * HOUR for h in range(rng.randrange(1, 60))]
+        counted_from = start + rng.randrange(-30, 30) * HOUR
+        activity = {
+            counted_from + h * HOUR: rng.randrange(0, 800) for h in range(rng.randrange(1, 90))
+        }
+        own = [{start + rng.randrange(-20, 60) * HOUR: rng.randrange(0, 90) for _ in range(9)}]
+        first = moments[0] - 23 * HOUR
+        series = [
+            activity.get(first + h * HOUR, 0) - sum(c.get(first + h * HOUR, 0) for c in own)
+            if first + h * HOUR >= counted_from
+            else None
+            for h in range(len(moments) + 23)
+        ]
+        known = [v for v in series if v is not None]
+        defined = None
+        if known and sum(known) / len(known) >= 200:
+            defined = []
+            for h in range(len(moments)):
+                day = [v for v in series[h : h + 24] if v is not None]
+                mean = sum(day) / len(day) if len(day) >= 12 else 0.0
+                here = series[h + 23]
+                defined.append(here / mean if mean > 0 and here is not None else 1.0)
+
+        assert busy_hours(publication, {}, activity, moments, own=own) == defined
