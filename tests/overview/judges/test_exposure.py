@@ -247,7 +247,8 @@ def test_the_percentage_of_each_hour_as_defined_over_random_histories():
         moments = sorted(
             T0 + timedelta(minutes=int(m)) for m in rng.integers(-600, 6000, rng.integers(0, 6))
         )
-        history = [(m, int(p)) for m, p in zip(moments, rng.choice([0, 10, 50, 100], len(moments)))]
+        percentages = rng.choice([0, 10, 50, 100], len(moments))
+        history = [(m, int(p)) for m, p in zip(moments, percentages, strict=True)]
         hours = int(rng.integers(0, 120))
         defined = []
         for h in range(hours):
