@@ -174,11 +174,16 @@ def _day_sums_log_likelihoods(
     hours the noise favours."""
     theta = np.exp(log_theta)
     # The binomial of the labels, per θ and μ: Σ_h new_h log q_h + old_h log(1 − q_h)
-    # = N_new log θ + Σ_h (new_h log s_h + old_h log(1 − s_h) − n_h log(1 + (θ − 1) s_h)).
+    # = N_new log θ + Σ_h (new_h log s_h + old_h log(1 − s_h) − n_h log(1 + (θ − 1) s_h)),
+    # over the hours with crashes only (the others add nothing; most hours of a quiet
+    # update have none, and this is θ × μ × hours logarithms).
+    crashed = (n_new + n_old) > 0
+    s_crashed, new_crashed, old_crashed = s[:, crashed], n_new[crashed], n_old[crashed]
     split = (
         (n_new.sum() * log_theta)[:, None]
-        + (np.log(s) @ n_new + np.log1p(-s) @ n_old)[None, :]
-        - np.log1p(np.expm1(log_theta)[:, None, None] * s[None, :, :]) @ (n_new + n_old)
+        + (np.log(s_crashed) @ new_crashed + np.log1p(-s_crashed) @ old_crashed)[None, :]
+        - np.log1p(np.expm1(log_theta)[:, None, None] * s_crashed[None, :, :])
+        @ (new_crashed + old_crashed)
     )  # [θ, μ]
     totals = np.array([n_new[k].sum() + n_old[k].sum() for k in blocks])
     expected = np.array([b[k].sum() for k in blocks])
