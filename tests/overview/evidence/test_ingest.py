@@ -201,6 +201,16 @@ def _counted_as_defined() -> tuple[dict, dict]:
     )
 
 
+def glibc_update():
+    """A library in phasing: glibc 2.40, replacing 2.39, building libc6 and libc-bin."""
+    return record(
+        source_package="glibc",
+        version="2.40",
+        previous_version="2.39",
+        binaries=("libc6", "libc-bin"),
+    )
+
+
 def _counted_by_the_ingest() -> tuple[dict, dict]:
     hourly = {
         (c.source_package.name, c.version, c.hour): (c.events, c.reports)
@@ -251,12 +261,7 @@ def test_hourly_counts_kept_batch_by_batch_are_what_the_stored_reports_say(monke
             [
                 record(binaries=("apport", "python3-apport")),
                 record(source_package="gdm3"),
-                record(
-                    source_package="glibc",
-                    version="2.40",
-                    previous_version="2.39",
-                    binaries=("libc6", "libc-bin"),
-                ),
+                glibc_update(),
             ]
         ),
         now=T0,
@@ -310,12 +315,7 @@ def test_a_library_binary_that_its_dependent_once_built_still_counts_for_the_lib
                     date_published=T0 - timedelta(days=1),
                 ),
                 record(binaries=("apport",)),
-                record(
-                    source_package="glibc",
-                    version="2.40",
-                    previous_version="2.39",
-                    binaries=("libc6", "libc-bin"),
-                ),
+                glibc_update(),
             ]
         ),
         now=T0,
