@@ -63,7 +63,7 @@ def fleet_sightings(
         return {}
     rows = (
         FleetReport.objects.filter(
-            publication_id__in=[p.pk for p in publications],
+            publication_id__any=[p.pk for p in publications],
             reported_at__gte=min(starts.values()),
         )
         .annotate(hour=TruncHour("reported_at"))

@@ -219,9 +219,6 @@ def publications_judge(
     if not rows:
         return {}
     own = _own_new_versions(libraries, {row[1] for row in rows})
-    histories = reads.histories(libraries)
-    reported = fleet_sightings(libraries, starts=starts, hours=hours_of)
-    belief = exposure.prior(settings.PHASING_UPTAKE_HOURS)
     counts: dict[int, dict[str, dict[int, tuple[int, int]]]] = defaultdict(dict)
     left_out: dict[int, set[str]] = defaultdict(set)
     by_pk = {p.pk: p for p in libraries}
@@ -235,10 +232,14 @@ def publications_judge(
         h = int((hour - starts[library_id]) / HOUR)
         known = counts[library_id].setdefault(name, {}).get(h, (0, 0))
         counts[library_id][name][h] = (known[0] + on_new, known[1] + on_old)
+    # The uptake of the libraries some dependent's crashes name only (hundreds of the
+    # 20,000 updates a tick may hold).
+    judged = [p for p in libraries if p.pk in counts or p.pk in left_out]
+    histories = reads.histories(judged)
+    reported = fleet_sightings(judged, starts={p.pk: starts[p.pk] for p in judged}, hours=hours_of)
+    belief = exposure.prior(settings.PHASING_UPTAKE_HOURS)
     found = {}
-    for library in libraries:
-        if library.pk not in counts and library.pk not in left_out:
-            continue
+    for library in judged:
         hours = hours_of[library.pk]
         percentages = exposure.hourly_percentages(
             histories[library.pk], start=starts[library.pk], hours=hours
@@ -247,12 +248,15 @@ def publications_judge(
         if library.pk in reported:
             seen = exposure.with_reported(seen, *reported[library.pk])
         uptake = exposure.fit(seen, belief)
+        low, high, middle = exposure.installed_shares_for(
+            percentages, (uptake.slow, uptake.fast, uptake.hours)
+        ).tolist()
         found[library.pk] = judge_counts(
             test,
             counts.get(library.pk, {}),
-            share_low=exposure.installed_shares(percentages, uptake.slow).tolist(),
-            share_high=exposure.installed_shares(percentages, uptake.fast).tolist(),
-            share_middle=exposure.installed_shares(percentages, uptake.hours).tolist(),
+            share_low=low,
+            share_high=high,
+            share_middle=middle,
             left_out=sorted(left_out.get(library.pk, ())),
         )
     return found
