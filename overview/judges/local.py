@@ -92,10 +92,11 @@ class LocalCrashSource:
         packages = {q.source_package for q in queries}
         releases = {q.release for q in queries}
         versions = {q.version for q in queries} | {q.previous_version for q in queries}
+        # As arrays (packages.lookups): a tick asks for thousands of names and versions.
         scope = {
-            "source_package__name__in": packages,
-            "release__codename__in": releases,
-            "version__in": versions,
+            "source_package__name__any": packages,
+            "release__codename__any": releases,
+            "version__any": versions,
         }
 
         # 1. Buckets per (release, package, version), with distinct systems.
