@@ -36,8 +36,9 @@ from dataclasses import replace
 from datetime import UTC, datetime
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import QuerySet
+from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
 from overview.controller import together
@@ -155,8 +156,10 @@ def _tick_release(
     # The judges read the binaries and the controller the relations (together): never the
     # bugs a changelog closes or the sources' percentages, the tick's largest columns after.
     candidates = list(
-        in_phasing.select_related("release", "source_package").defer(
-            "closed_bugs", "source_percentages"
+        _with_digest(
+            in_phasing.select_related("release", "source_package").defer(
+                "closed_bugs", "source_percentages"
+            )
         )
     )
     if not candidates:
@@ -191,6 +194,7 @@ def _tick_release(
     return decisions
 
 
+_TABLE = Publication._meta.db_table
 # What a decision reads of a row it has locked: every column the candidates were read with.
 _LOCKED = [
     field.attname
@@ -199,23 +203,43 @@ _LOCKED = [
 ]
 
 
+def _with_digest(publications: QuerySet[Publication]) -> QuerySet[Publication]:
+    """On PostgreSQL, each row with `row_digest`, an md5 of the whole row as text: equal
+    digests, equal rows, so the lock need not bring back a row nobody changed."""
+    if connection.vendor != "postgresql":
+        return publications
+    # The model's own table name, no input: nothing to inject.
+    digest = RawSQL(f'md5("{_TABLE}"::text)', ())  # noqa: S611
+    return publications.annotate(row_digest=digest)
+
+
 def _locked(candidates: list[Publication], in_phasing: QuerySet[Publication]) -> list[Publication]:
     """The candidates still in phasing, locked (SELECT ... FOR UPDATE) and brought up to
     date with their rows as locked, so a person's change since the candidates were read is
     what the tick decides on; in id order. The rows come back as values onto the
     candidates' instances, rather than as 20,000 new instances with their relations: a
-    changed reference drops its cached object (Django), which is read again if needed."""
+    changed reference drops its cached object (Django), which is read again if needed. On
+    PostgreSQL the lock reads each row's digest only, and the rows whose digest moved."""
     by_pk = {p.pk: p for p in candidates}
-    rows = in_phasing.select_for_update(of=("self",)).order_by("pk").values_list(*_LOCKED)
-    locked = []
+    locking = in_phasing.select_for_update(of=("self",)).order_by("pk")
+    if connection.vendor == "postgresql":
+        digests = list(_with_digest(locking).values_list("pk", "row_digest"))
+        ids = [pk for pk, _ in digests]
+        moved = [pk for pk, digest in digests if pk in by_pk and by_pk[pk].row_digest != digest]
+        rows = (
+            list(Publication.objects.filter(pk__any=moved).values_list(*_LOCKED)) if moved else []
+        )
+    else:
+        rows = list(locking.values_list(*_LOCKED))
+        ids = [row[0] for row in rows]
     for row in rows:
         publication = by_pk.get(row[0])
         if publication is None:
-            continue  # entered phasing since the candidates were read: the next tick's
+            continue
         for name, value in zip(_LOCKED, row, strict=True):
             setattr(publication, name, value)
-        locked.append(publication)
-    return locked
+    # A row that entered phasing since the candidates were read is the next tick's.
+    return [by_pk[pk] for pk in ids if pk in by_pk]
 
 
 def _decide_all(

@@ -258,3 +258,27 @@ def test_a_publication_the_controller_cannot_decide_for_holds_and_says_why(crash
     assert publication.phased_update_percentage == 20
     assert (other.phased_update_percentage, other.hold_reason) == (10, HoldReason.CONTROLLER_ERROR)
     assert "bad policy row" in other.hold_detail
+
+
+def test_a_pause_a_person_set_while_the_tick_judged_is_what_the_tick_decides_on(
+    crashes, monkeypatch
+):
+    """The tick judges from rows read before its lock; a row a person changed in between
+    is read again under the lock, so the tick holds the update rather than raising it."""
+    from overview.controller import together
+
+    publication = PublicationFactory(last_increase_at=T0)
+    untouched = PublicationFactory(last_increase_at=T0)
+    needs = together.tick_needs
+
+    def pause_meanwhile(candidates):
+        publication_pause(publication=publication, actor=UserFactory(), reason="wait", now=T0)
+        return needs(candidates)
+
+    monkeypatch.setattr(together, "tick_needs", pause_meanwhile)
+    tick(crashes, T0 + 6 * HOURS)
+
+    publication.refresh_from_db()
+    untouched.refresh_from_db()
+    assert (publication.phased_update_percentage, publication.hold_reason) == (10, "paused")
+    assert untouched.phased_update_percentage == 20
