@@ -203,14 +203,18 @@ _LOCKED = [
 ]
 
 
-def _with_digest(publications: QuerySet[Publication]) -> QuerySet[Publication]:
-    """On PostgreSQL, each row with `row_digest`, an md5 of the whole row as text: equal
-    digests, equal rows, so the lock need not bring back a row nobody changed."""
+def _row_digest() -> RawSQL | None:
+    """On PostgreSQL, an md5 of the whole row as text: equal digests, equal rows, so the
+    lock need not bring back a row nobody changed (None elsewhere)."""
     if connection.vendor != "postgresql":
-        return publications
+        return None
     # The model's own table name, no input: nothing to inject.
-    digest = RawSQL(f'md5("{_TABLE}"::text)', ())  # noqa: S611
-    return publications.annotate(row_digest=digest)
+    return RawSQL(f'md5("{_TABLE}"::text)', ())  # noqa: S611
+
+
+def _with_digest(publications: QuerySet[Publication]) -> QuerySet[Publication]:
+    digest = _row_digest()
+    return publications if digest is None else publications.annotate(row_digest=digest)
 
 
 def _locked(candidates: list[Publication], in_phasing: QuerySet[Publication]) -> list[Publication]:
@@ -222,10 +226,12 @@ def _locked(candidates: list[Publication], in_phasing: QuerySet[Publication]) ->
     PostgreSQL the lock reads each row's digest only, and the rows whose digest moved."""
     by_pk = {p.pk: p for p in candidates}
     locking = in_phasing.select_for_update(of=("self",)).order_by("pk")
-    if connection.vendor == "postgresql":
-        digests = list(_with_digest(locking).values_list("pk", "row_digest"))
+    digest = _row_digest()
+    if digest is not None:
+        digests = list(locking.values_list("pk", digest))
         ids = [pk for pk, _ in digests]
-        moved = [pk for pk, digest in digests if pk in by_pk and by_pk[pk].row_digest != digest]
+        read = {pk: p.row_digest for pk, p in by_pk.items()}  # type: ignore[attr-defined]
+        moved = [pk for pk, now in digests if pk in read and read[pk] != now]
         rows = (
             list(Publication.objects.filter(pk__any=moved).values_list(*_LOCKED)) if moved else []
         )
