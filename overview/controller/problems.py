@@ -82,9 +82,11 @@ def problems_record(
     """
     records = [p for problems in answers.values() for p in problems if p.signature]
     bucket_of = _buckets_of_problems(records, now=now)
+    # Compared and updated by their own fields: their buckets are not read (the active
+    # ones are read again below, with their buckets).
     existing: dict[tuple[int, str, int | None], Problem] = {
         (p.publication_id, p.kind, p.bucket_id): p
-        for p in Problem.objects.filter(publication_id__any=answers).select_related("bucket")
+        for p in Problem.objects.filter(publication_id__any=answers)
     }
     to_create, to_update = [], []
     seen: set[tuple[int, str, int | None]] = set()
