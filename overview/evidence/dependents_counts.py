@@ -39,9 +39,10 @@ def _states() -> str:
 
 def _libraries_postgresql(packages: str) -> str:
     """SQL: lib(id, release_id, source_package_id, version, previous_version, names, name),
-    one row per binary of each update in phasing of the source packages the query
-    `packages` (a column source_package_id, each package once) gives (`names`: all of that update's binaries).
-    A binary's name is a JSON string of its `binaries`, as in SourcePackageBinary."""
+    one row per binary of each update in phasing of the source packages that the query
+    `packages` gives (a column source_package_id, each package once); `names`: all of that
+    update's binaries. A binary's name is a JSON string of `binaries`, as in
+    SourcePackageBinary."""
     return (
         "pubs AS MATERIALIZED (SELECT p.id, p.release_id, p.source_package_id, p.version, "
         "p.previous_version, ARRAY(SELECT b.value #>> '{}' FROM jsonb_array_elements("
