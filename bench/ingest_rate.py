@@ -86,7 +86,12 @@ class _Archive:
     can_write = False
 
     def __init__(self, *, in_phasing: int, total: int, start: datetime) -> None:
-        self.in_phasing, self.total, self.start = in_phasing, total, start
+        self.in_phasing, self.start = in_phasing, start
+        self.older = max(0, total - in_phasing) // max(1, in_phasing)  # versions a package
+
+    @property
+    def size(self) -> int:
+        return self.in_phasing * (self.older + 1)
 
     def releases(self):
         from packages.sources.base import ReleaseRecord
@@ -96,7 +101,7 @@ class _Archive:
     def publications(self, *, release, since, now, watch=None):
         from packages.sources.base import PublicationRecord
 
-        older = max(0, self.total - self.in_phasing) // max(1, self.in_phasing)
+        older = self.older
         for k in range(self.in_phasing):
             binaries = (f"pkg{k}", f"pkg{k}-data")
             for n in range(older):
@@ -127,10 +132,10 @@ def archive(*, in_phasing: int, total: int, start: datetime) -> None:
     from packages.models import Publication
     from packages.services.sync import publications_sync
 
-    wanted = in_phasing + max(0, total - in_phasing) // in_phasing * in_phasing
-    if Publication.objects.count() != wanted:
+    source = _Archive(in_phasing=in_phasing, total=total, start=start)
+    if Publication.objects.count() != source.size:
         Publication.objects.all().delete()
-        publications_sync(_Archive(in_phasing=in_phasing, total=total, start=start), now=start)
+        publications_sync(source, now=start)
         # As autovacuum soon would: planned on an empty table's statistics, the ingest's
         # statements would read the archive as if it held nothing.
         with connection.cursor() as cursor:

@@ -98,6 +98,13 @@ def hourly_percentages(
     return found
 
 
+def hour_index(moment: datetime, *, start: datetime, hours: int) -> int | None:
+    """Which of the `hours` hours from `start` (an hour boundary) `moment` begins, or None
+    when it begins none of them: how counts kept by the hour find their place in a series."""
+    h = (moment - start) // HOUR
+    return h if 0 <= h < hours and moment == start + h * HOUR else None
+
+
 def _time_eligible(percentages: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
     """Hours each group of draws has been eligible by the middle of each hour, and how many
     of the 101 draws each group holds. Draws between two percentages the history used are
@@ -114,7 +121,7 @@ def _time_eligible(percentages: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
 
 def installed_shares(percentages: Sequence[int], uptake_hours: float) -> np.ndarray:
     """The share of machines on the new version in the middle of each hour."""
-    return np.asarray(_shares(percentages, np.array([uptake_hours]))[0])
+    return np.asarray(installed_shares_for(percentages, (uptake_hours,))[0])
 
 
 def installed_shares_for(percentages: Sequence[int], uptakes: Sequence[float]) -> np.ndarray:

@@ -28,7 +28,6 @@ from packages.models import Publication
 # update's verdict does not need its first month).
 WINDOW = timedelta(days=14)
 DAY = timedelta(days=1)
-HOUR = timedelta(hours=1)
 
 
 @dataclass(frozen=True)
@@ -344,8 +343,8 @@ def _judge(
     excess = 0.0
     # The hours with crashes only, in time order (not every hour since publication).
     for moment in sorted(new_counts.keys() | old_counts.keys()) if comparable else ():
-        h = (moment - start) // HOUR
-        if not (0 <= h < len(percentages) and moment == start + h * HOUR):
+        h = exposure.hour_index(moment, start=start, hours=len(percentages))
+        if h is None:
             continue
         new, old = new_counts.get(moment, 0), old_counts.get(moment, 0)
         if new + old == 0:

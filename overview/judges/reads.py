@@ -24,7 +24,6 @@ from overview.models import CrashCounter, HourlyCrashCount, VersionSighting
 from packages.models import PhasingEvent, Publication
 
 DAY = timedelta(days=1)
-HOUR = timedelta(hours=1)
 # Reports an hour, on average, other packages of the release need before their hours say
 # how busy each hour is (at 200, one hour's count is within about 7 % of its mean).
 BUSY_HOURS_MIN_REPORTS = 200
@@ -260,10 +259,10 @@ def busy_hours(
     others = np.zeros(length)
     for sign, counts in ((1, activity), *((-1, c) for c in own)):
         for moment, count in counts.items():
-            h = (moment - first) // HOUR
-            if 0 <= h < length and moment == first + h * HOUR:
+            h = exposure.hour_index(moment, start=first, hours=length)
+            if h is not None:
                 others[h] += sign * count
-    known = np.arange(length) >= -((first - counted_from) // HOUR)  # from counted_from on
+    known = np.arange(length) >= -((first - counted_from) // exposure.HOUR)  # counted on
     if not known.any() or others[known].sum() / known.sum() < BUSY_HOURS_MIN_REPORTS:
         return None
     # Each hour against the known hours of the 24 up to it.
@@ -316,8 +315,8 @@ def sightings_of(
     hours = len(percentages)
     new, old = [0] * hours, [0] * hours
     for moment, versions in best.items():
-        h = (moment - start) // HOUR
-        if 0 <= h < hours and moment == start + h * HOUR:
+        h = exposure.hour_index(moment, start=start, hours=hours)
+        if h is not None:
             on_new = versions.get(publication.version, 0)
             new[h] = on_new
             old[h] = sum(versions.values()) - on_new
