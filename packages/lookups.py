@@ -5,6 +5,11 @@ a release, every update in phasing). Written as `IN (%s, %s, …)`, each value i
 parameter that Django prepares and psycopg splices into the text one by one: at 50,000
 values that cost more than the query. As one array parameter the statement's text stays
 the same whatever the count. On SQLite it is the `IN` lookup unchanged.
+
+Whole numbers and strings go as the array's text (`{1,2,3}`), which PostgreSQL casts: psycopg
+quotes a list element by element in Python (a pattern search per string): 14 ms for a
+statement with 20,000 ids against 3 ms as one string, and a tick at 20,000 updates sends
+hundreds of such lists.
 """
 
 from __future__ import annotations
@@ -32,7 +37,22 @@ class AnyOf(Lookup):
         field = self.lhs.output_field
         values = [field.get_db_prep_value(v, connection, prepared=True) for v in self.rhs]
         array = f"{field.db_type(connection)}[]"
-        return f"{lhs} = ANY(%s::{array})", [*lhs_params, values]
+        return f"{lhs} = ANY(%s::{array})", [*lhs_params, array_text(values)]
+
+
+def array_text(values: list[Any]) -> Any:
+    """PostgreSQL's text of an array of whole numbers or of strings, else the list as is."""
+    if all(type(v) is int for v in values):
+        return "{" + ",".join(map(str, values)) + "}"
+    if all(type(v) is str for v in values):
+        # Every element quoted: a quoted NULL, comma, brace or space is just text; inside
+        # the quotes a backslash escapes the next character.
+        return "{" + ",".join(f'"{_escaped(v)}"' for v in values) + "}"
+    return values
+
+
+def _escaped(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"')
 
 
 # Foreign keys have lookups of their own (by the related row's key), hence twice.

@@ -36,4 +36,14 @@ def test_on_postgresql_the_values_go_as_one_array_parameter():
     names = [f"p{n}" for n in range(50_000)]
     sql, params = SourcePackage.objects.filter(name__any=names).query.sql_with_params()
     assert '"name" = ANY(%s::' in sql
-    assert params == (names,)
+    assert len(params) == 1
+
+
+def test_names_that_mean_something_in_an_array_literal_are_found_as_written():
+    names = ['a"b', "back\\slash", "c,d", "{e}", "NULL", "", " spaced ", "ünï", "'quote"]
+    for name in names:
+        SourcePackage.objects.create(name=name)
+    SourcePackage.objects.create(name="null")
+    found = SourcePackage.objects.filter(name__any=names).values_list("name", flat=True)
+    assert sorted(found) == sorted(names)
+    assert not SourcePackage.objects.filter(name__any=["NUL"]).exists()
