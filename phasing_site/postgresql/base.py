@@ -7,18 +7,31 @@ or a task reaches its time limit. Here each query, commit, rollback and health c
 given `client_timeout` seconds (`DATABASE_CLIENT_TIMEOUT`; web requests narrow it to
 `DATABASE_REQUEST_TIMEOUT`, `phasing_site.deadline`); past it the connection's socket is
 shut, the wait ends with an OperationalError, and a page answers 503.
+
+It also reads timestamps with psycopg's own compiled loader where that gives what Django's
+gives: Django's loader is a Python subclass of psycopg's Python one, so every timestamp read
+is parsed in Python (2.4 s for 290,000 here, against 0.25 s compiled: the tick at 20,000
+updates reads about that many).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import UTC
 from typing import Any
 
+import psycopg
 from django.conf import settings
 from django.db.backends.postgresql import base
+from psycopg.postgres import types as pg_types
 
 from phasing_site.deadline import watchdog
+
+# psycopg's default loader for timestamptz text: compiled when psycopg[binary] is installed.
+# It gives the session's time zone, `datetime.UTC` itself for a session in UTC.
+_TIMESTAMPTZ = pg_types["timestamptz"].oid
+_COMPILED_LOADER = psycopg.adapters.get_loader(_TIMESTAMPTZ, psycopg.pq.Format.TEXT)
 
 
 class DatabaseWrapper(base.DatabaseWrapper):
@@ -43,6 +56,18 @@ class DatabaseWrapper(base.DatabaseWrapper):
     ) -> Any:
         with self.within_deadline():
             return execute(sql, params, many, context)
+
+    def create_cursor(self, name: str | None = None) -> Any:
+        cursor = super().create_cursor(name)
+        # Django's loader gives every timestamp Django's zone; psycopg's gives the session's.
+        # Where both are UTC they give equal values, with the same tzinfo.
+        if (
+            self.timezone is UTC
+            and self.connection.info.parameter_status("TimeZone") == "UTC"
+            and _COMPILED_LOADER is not None
+        ):
+            cursor.adapters.register_loader(_TIMESTAMPTZ, _COMPILED_LOADER)
+        return cursor
 
     def init_connection_state(self) -> None:
         with self.within_deadline():
