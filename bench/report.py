@@ -9,7 +9,7 @@ import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bench.env import ROOT, psql
+from bench.env import ROOT, SCALE, psql
 
 RESULTS = ROOT / "bench" / "results"
 
@@ -275,7 +275,9 @@ def table(figures: dict) -> str:
     return "\n".join(lines)
 
 
-def write(figures: dict) -> Path:
+def write(figures: dict, *, scale: int = SCALE) -> Path:
+    """The run's JSON, and a copy as the latest of its scale (latest.json at scale 1,
+    latest-scale-N.json at scale N), so that a run at one scale leaves the other's."""
     RESULTS.mkdir(parents=True, exist_ok=True)
     now = datetime.now(UTC)
     document = {
@@ -286,5 +288,6 @@ def write(figures: dict) -> Path:
     }
     path = RESULTS / f"bench-{now:%Y%m%d-%H%M%S}.json"
     path.write_text(json.dumps(document, indent=2, default=str) + "\n")
-    (RESULTS / "latest.json").write_text(path.read_text())
+    latest = "latest.json" if scale == 1 else f"latest-scale-{scale}.json"
+    (RESULTS / latest).write_text(path.read_text())
     return path

@@ -1,5 +1,8 @@
 """The bench's verdicts on the tick's targets (issue 26), from the figures of one run."""
 
+import json
+
+from bench import report
 from bench.report import table, tick_targets
 
 
@@ -60,3 +63,15 @@ def test_the_table_shows_the_settled_ticks():
 
     assert "Controller tick keeping judgements, settled" in text
     assert "       20000     2000     9.50" in text
+
+
+def test_a_run_at_scale_10_leaves_the_latest_run_at_scale_1(tmp_path, monkeypatch):
+    monkeypatch.setattr(report, "RESULTS", tmp_path)
+    monkeypatch.setattr(report, "commit", lambda: "abc1234")
+    monkeypatch.setattr(report, "machine", lambda: {})
+
+    report.write({"run": "scale 1"}, scale=1)
+    report.write({"run": "scale 10"}, scale=10)
+
+    assert json.loads((tmp_path / "latest.json").read_text())["run"] == "scale 1"
+    assert json.loads((tmp_path / "latest-scale-10.json").read_text())["run"] == "scale 10"
