@@ -15,7 +15,7 @@ from datetime import UTC, date, datetime
 from typing import Protocol
 
 from django.conf import settings
-from django.db.models import Q
+from django.db import connection
 
 from overview.evidence.sources.base import (
     CRASH,
@@ -27,7 +27,8 @@ from overview.evidence.sources.base import (
 )
 from overview.judges import ubuntu as crashes
 from overview.models import BucketVersionStat, CrashCounter
-from packages.models import SourceSync
+from packages.lookups import array_text
+from packages.models import Release, SourcePackage, SourceSync
 
 
 class ReportFeed(Protocol):
@@ -130,20 +131,18 @@ class LocalCrashSource:
             )
             buckets[(release, package, version)].append((counts, function))
 
-        # 2. and 3. Daily counters: today's for the new versions; for the previous ones,
-        # every day up to the latest publication day asked about (cassie reads the 15 most
-        # recent crash days up to the publication day, overview.judges.ubuntu.baseline_days).
+        # 2. Today's daily counters, for the new versions. 3. The previous versions' days
+        # that cassie reads: the `days` most recent crash days up to the publication day
+        # (overview.judges.ubuntu.baseline_days; the days between them are those days or 0).
         today_date = now.astimezone(UTC).date()
-        last_published = max(_published_day(q, today_date) for q in queries)
-        today: dict[tuple[str, str, str], int] = {}
-        daily: dict[tuple[str, str, str], dict[date, int]] = defaultdict(dict)
-        for release, package, version, day, count in CrashCounter.objects.filter(
-            Q(day=today_date) | Q(day__lte=last_published), **scope
-        ).values_list("release__codename", "source_package__name", "version", "day", "count"):
-            if day == today_date:
-                today[(release, package, version)] = count
-            if day <= last_published:
-                daily[(release, package, version)][day] = count
+        today = {
+            (release, package, version): count
+            for release, package, version, count in CrashCounter.objects.filter(
+                day=today_date, **scope
+            ).values_list("release__codename", "source_package__name", "version", "count")
+        }
+        days = settings.PHASING_RATE_BASELINE_DAYS
+        daily = _previous_days(queries, today_date, days=days)
 
         rules = thresholds()
         answers: dict[CrashQuery, CrashAnswer] = {}
@@ -177,7 +176,7 @@ class LocalCrashSource:
                 published=_published_day(query, today_date),
                 has_previous_version=bool(query.previous_version),
                 thresholds=rules,
-                days=settings.PHASING_RATE_BASELINE_DAYS,
+                days=days,
             )
             if judgement.increase:
                 problems.append(
@@ -194,11 +193,75 @@ class LocalCrashSource:
                     crashes.baseline_days(
                         daily.get(old_key, {}),
                         published=_published_day(query, today_date),
-                        days=settings.PHASING_RATE_BASELINE_DAYS,
+                        days=days,
                     )
                 ),
             )
         return answers
+
+
+def _previous_days(
+    queries: Sequence[CrashQuery], today: date, *, days: int
+) -> dict[tuple[str, str, str], dict[date, int]]:
+    """Each previous version's daily counts that baseline_days can choose: its `days` most
+    recent crash days up to each publication day asked about, by (release, package,
+    version). A count stays in the daily counters for good, so reading every day of an old
+    version (a year of them, for a version long in the archive) would grow with time."""
+    asked = sorted(
+        {
+            (q.release, q.source_package, q.previous_version, _published_day(q, today))
+            for q in queries
+            if q.previous_version
+        }
+    )
+    daily: dict[tuple[str, str, str], dict[date, int]] = defaultdict(dict)
+    if not asked:
+        return daily
+    rows: Iterable[tuple[str, str, str, date, int]]
+    if connection.vendor == "postgresql":
+        rows = _recent_crash_days_postgresql(asked, days)
+    else:
+        # Elsewhere (the embedded SQLite) every day up to the latest publication day asked
+        # about; baseline_days chooses among them.
+        last = max(published for *_, published in asked)
+        rows = CrashCounter.objects.filter(
+            day__lte=last,
+            count__gt=0,
+            release__codename__any={a[0] for a in asked},
+            source_package__name__any={a[1] for a in asked},
+            version__any={a[2] for a in asked},
+        ).values_list("release__codename", "source_package__name", "version", "day", "count")
+    for release, package, version, day, count in rows:
+        daily[(release, package, version)][day] = count
+    return daily
+
+
+def _recent_crash_days_postgresql(
+    asked: list[tuple[str, str, str, date]], days: int
+) -> list[tuple[str, str, str, date, int]]:
+    """Up to `days` most recent crash days of each (release, package, version) up to its
+    day: an index probe each (the counters' key is release, package, version, day)."""
+    quote = connection.ops.quote_name
+    columns = list(zip(*asked, strict=True))
+    with connection.cursor() as cursor:
+        # Table names the code owns; every value is a parameter.
+        cursor.execute(
+            "SELECT k.release, k.package, k.version, c.day, c.count "  # noqa: S608
+            "FROM unnest(%s::text[], %s::text[], %s::text[], %s::date[]) "
+            "AS k(release, package, version, published) "
+            f"JOIN {quote(Release._meta.db_table)} r ON r.codename = k.release "
+            f"JOIN {quote(SourcePackage._meta.db_table)} s ON s.name = k.package "
+            "CROSS JOIN LATERAL (SELECT day, count "
+            f"FROM {quote(CrashCounter._meta.db_table)} c WHERE c.release_id = r.id "
+            "AND c.source_package_id = s.id AND c.version = k.version "
+            "AND c.day <= k.published AND c.count > 0 ORDER BY c.day DESC LIMIT %s) AS c",
+            [
+                *(array_text(list(column)) for column in columns[:3]),
+                array_text([day.isoformat() for day in columns[3]]),
+                days,
+            ],
+        )
+        return list(cursor.fetchall())
 
 
 def _published_day(query: CrashQuery, today: date) -> date:

@@ -125,3 +125,43 @@ def test_a_failed_retrace_counts_in_the_rate_as_the_trackers_counters_count_it(p
 
     [problem] = rate_problems(publication)
     assert problem.report_count == 4
+
+
+def test_the_baseline_is_the_15_most_recent_crash_days_however_long_the_history(publication):
+    # A crash every third day for 120 days before publication, and 9 today (50%).
+    records = []
+    for day in range(3, 123, 3):
+        records += reports(publication, "1.0-1", T0 - 3 * DAY - day * DAY + HOURS, 1, "old")
+    records += reports(publication, "1.1-1", T0 + 6 * HOURS, 9, "today")
+    crash_reports_ingest(records, now=NOW)
+
+    [problem] = rate_problems(publication)
+    # The 15 most recent crash days are 3, 6, …, 45 days before publication: the span is 45
+    # days from the oldest of them to the day before publication, not the 120 of history.
+    assert "of 45 days before publication" in problem.detail
+
+
+def test_each_update_of_one_tick_has_its_own_publication_days_baseline(publication):
+    other = PublicationFactory(
+        source_package=SourcePackageFactory(name="other"),
+        release=publication.release,
+        version="2.1-1",
+        previous_version="2.0-1",
+        date_published=T0 - 10 * DAY,
+    )
+    records = []
+    for day in range(1, 31):  # both previous versions crash once a day, for 30 days
+        records += reports(publication, "1.0-1", T0 - day * DAY + HOURS, 1, "a")
+        records += reports(other, "2.0-1", T0 - day * DAY + HOURS, 1, "b")
+    records += reports(publication, "1.1-1", T0 + 6 * HOURS, 9, "today")
+    records += reports(other, "2.1-1", T0 + 6 * HOURS, 9, "today")
+    crash_reports_ingest(records, now=NOW)
+
+    queries = [query(publication), query(other, previous="2.0-1")]
+    answers = LocalCrashSource().problems(queries, now=NOW)
+
+    # Each the 15 crash days up to its own publication day (3 and 10 days ago), the
+    # publication day the newest of them and left out of the span: 14 days of 1 each.
+    details = [answers[q].problems[0].detail for q in queries]
+    assert all("of 14 days before publication" in detail for detail in details)
+    assert [answers[q].previous_reports for q in queries] == [14, 14]
