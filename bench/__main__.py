@@ -5,6 +5,8 @@
     python -m bench --reseed        drop the cached bench database and seed it again
     python -m bench --scale 10      ten times today's archive (20,000 updates in phasing),
                                     in a database of its own (phasing_bench_x10)
+    python -m bench --as-is         measure the bench database as a stopped seeding left it
+                                    (said in the figures, with its sizes): never seeds
 
 Benchmarks, not tests: nothing here fails on a slow figure; it reports it.
 """
@@ -35,6 +37,17 @@ def ensure_wrk() -> None:
         raise SystemExit("wrk is missing: apt-get install -y wrk")
     _log("installing wrk from Debian")
     subprocess.run(["apt-get", "install", "-y", "-q", "wrk"], check=True, timeout=300)
+
+
+def measured_as_is() -> dict:
+    """The bench database as it is, however far its seeding got (a seeding stopped by hand:
+    the figures say so, beside its sizes)."""
+    env.setup_django()
+    from bench import seed
+
+    mark = seed.seeded_plan()
+    _log(f"measuring {env.DB_NAME} as it is ({'seeded' if mark else 'not completely seeded'})")
+    return {"as_is": True, "completely_seeded": mark is not None, **(mark or {})}
 
 
 def ensure_database(*, reseed: bool) -> dict:
@@ -77,6 +90,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", choices=PARTS, action="append")
     parser.add_argument("--reseed", action="store_true")
     parser.add_argument(
+        "--as-is", action="store_true", help="measure the database as it is, never seed it"
+    )
+    parser.add_argument(
         "--scale", type=int, default=env.SCALE, help="N times today's archive (default 1)"
     )
     args = parser.parse_args(argv)
@@ -87,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     ensure_wrk()
 
-    seeding = ensure_database(reseed=args.reseed)
+    seeding = measured_as_is() if args.as_is else ensure_database(reseed=args.reseed)
     # Fresh statistics and visibility maps every run, so plans do not depend on history.
     env.psql("VACUUM ANALYZE", db=env.DB_NAME)
     from django.db import connection

@@ -162,6 +162,9 @@ def table(figures: dict) -> str:
     add = lines.append
     data = figures.get("data", {})
     add(f"Data: {', '.join(f'{k} {v:,}' for k, v in data.items())}")
+    seeding = figures.get("seeding", {})
+    if seeding.get("as_is") and not seeding.get("completely_seeded"):
+        add("  (measured as a stopped seeding left the database: not completely seeded)")
     load = figures.get("pages", {})
     if load:
         add("")

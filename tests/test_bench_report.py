@@ -75,3 +75,10 @@ def test_a_run_at_scale_10_leaves_the_latest_run_at_scale_1(tmp_path, monkeypatc
 
     assert json.loads((tmp_path / "latest.json").read_text())["run"] == "scale 1"
     assert json.loads((tmp_path / "latest-scale-10.json").read_text())["run"] == "scale 10"
+
+
+def test_a_database_measured_as_a_stopped_seeding_left_it_is_said_so():
+    figures = {"data": {"crash_reports": 7_000_000}, "seeding": {"as_is": True}}
+
+    assert "not completely seeded" in table(figures)
+    assert "not completely seeded" not in table({"data": {}, "seeding": {"reused": True}})
