@@ -138,7 +138,7 @@ class LocalCrashSource:
         today = {
             (release, package, version): count
             for release, package, version, count in CrashCounter.objects.filter(
-                day=today_date, **scope
+                day=today_date, **{**scope, "version__any": {q.version for q in queries}}
             ).values_list("release__codename", "source_package__name", "version", "count")
         }
         days = settings.PHASING_RATE_BASELINE_DAYS
@@ -153,6 +153,7 @@ class LocalCrashSource:
                 continue
             new_key = (query.release, query.source_package, query.version)
             old_key = (query.release, query.source_package, query.previous_version)
+            published = _published_day(query, today_date)
             functions = {c.signature: f for c, f in buckets.get(new_key, ())}
             previous_signatures = {c.signature for c, _ in buckets.get(old_key, ())}
             problems = [
@@ -173,7 +174,7 @@ class LocalCrashSource:
                 previous_daily=daily.get(old_key, {}),
                 percentage=query.percentage,
                 now=now,
-                published=_published_day(query, today_date),
+                published=published,
                 has_previous_version=bool(query.previous_version),
                 thresholds=rules,
                 days=days,
@@ -192,7 +193,7 @@ class LocalCrashSource:
                 previous_reports=sum(
                     crashes.baseline_days(
                         daily.get(old_key, {}),
-                        published=_published_day(query, today_date),
+                        published=published,
                         days=days,
                     )
                 ),
