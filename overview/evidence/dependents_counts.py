@@ -82,7 +82,7 @@ def new_counted_postgresql(cursor: CursorWrapper, *, hour: str, probe: str) -> N
         # phasing instead cost a third of the ingest in an archive of 20,000 updates, and
         # most names a report lists are its own package's.
         "WITH deps AS MATERIALIZED (SELECT i.release_id, i.source_package_id, i.version, "
-        f"{hour} AS hour, i.bucket_id, i.system_id, v.key, v.value "
+        f"{hour} AS hour, i.bucket_id, i.system_id, i.repeat, v.key, v.value "
         "FROM incoming_crash_report i CROSS JOIN LATERAL jsonb_each_text("
         "CASE jsonb_typeof(i.package_versions) WHEN 'object' THEN i.package_versions "
         f"ELSE '{{}}'::jsonb END) AS v WHERE {COUNTED.replace('r.', 'i.')}), "
@@ -97,7 +97,7 @@ def new_counted_postgresql(cursor: CursorWrapper, *, hour: str, probe: str) -> N
         # this batch that list a library at one of its two versions, a machine once per
         # bucket, dependent version, hour and library version.
         "inc AS MATERIALIZED (SELECT DISTINCT d.release_id, d.source_package_id, d.version, "
-        "d.hour, d.bucket_id, d.system_id, lib.id AS library_id, "
+        "d.hour, d.bucket_id, d.system_id, d.repeat, lib.id AS library_id, "
         "d.value AS library_version, d.value = lib.version AS on_new, lib.names "
         "FROM deps d JOIN lib ON lib.release_id = d.release_id AND lib.name = d.key "
         "AND lib.source_package_id <> d.source_package_id "
@@ -105,7 +105,7 @@ def new_counted_postgresql(cursor: CursorWrapper, *, hour: str, probe: str) -> N
         "INSERT INTO new_dependent_count SELECT library_id, source_package_id, "
         "left(version, 200), hour, count(*) FILTER (WHERE on_new), "
         "count(*) FILTER (WHERE NOT on_new) FROM inc "
-        f"WHERE NOT EXISTS (SELECT 1 FROM {_table(CrashReport)} r "
+        f"WHERE NOT inc.repeat OR NOT EXISTS (SELECT 1 FROM {_table(CrashReport)} r "
         "WHERE r.release_id = inc.release_id AND r.system_id = inc.system_id "
         "AND r.reported_at >= inc.hour AND r.reported_at < inc.hour + interval '1 hour' "
         f"AND {COUNTED} AND r.source_package_id = inc.source_package_id "

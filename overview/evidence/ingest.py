@@ -3,8 +3,10 @@ judges read (daily counts, reports and distinct systems per bucket and version).
 
 from __future__ import annotations
 
+import contextvars
 import logging
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from itertools import islice
@@ -120,6 +122,35 @@ def _safe_link(record: CrashReportRecord) -> CrashReportRecord:
     return record
 
 
+@dataclass
+class _CheckedBatch:
+    """A batch as its check left it: the records to store (with their JSON texts, by id
+    of the record) and the ones refused, with why."""
+
+    size: int
+    kept: list[CrashReportRecord]
+    texts: dict[int, tuple[str, str] | None]
+    refused: list[tuple[str, str]]
+
+
+def _checked(
+    batch: list, releases: dict[str, int], *, now: datetime, names: dict[object, str]
+) -> _CheckedBatch:
+    """Pure Python, no database: safe to run beside the store of the previous batch."""
+    checked = _CheckedBatch(size=len(batch), kept=[], texts={}, refused=[])
+    for record in batch:
+        why, json_texts = _valid(record, releases, now=now, names=names)
+        if not why and too_old(record.reported_at, now=now):
+            why = "older than the crash reports kept (PHASING_CRASH_REPORT_RETENTION_DAYS)"
+        if why:
+            checked.refused.append((f"{getattr(record, 'external_id', '?')!r:.120}", why))
+            continue
+        record = _safe_link(record)
+        checked.kept.append(record)
+        checked.texts[id(record)] = json_texts
+    return checked
+
+
 def crash_reports_ingest(
     records: Iterable[CrashReportRecord],
     *,
@@ -130,32 +161,40 @@ def crash_reports_ingest(
 
     Safe to re-run over the same records: external ids are unique, counters are
     recounted from the stored reports rather than incremented.
+
+    Each batch is checked in a second thread while the one before it is stored: the
+    store mostly waits for the database, so the checks cost no time of their own. The
+    records themselves are read here, in the caller's thread (a source may read them
+    from the database, on this thread's connection).
     """
     summary = IngestSummary()
     now = now or timezone.now()
     releases = dict(Release.objects.values_list("codename", "id"))
-    iterator = iter(records)
     names: dict[object, str] = {}
-    while batch := list(islice(iterator, BATCH)):
-        summary.received += len(batch)
-        kept = []
-        texts: dict[int, tuple[str, str] | None] = {}
-        for record in batch:
-            why, json_texts = _valid(record, releases, now=now, names=names)
-            if not why and too_old(record.reported_at, now=now):
-                why = "older than the crash reports kept (PHASING_CRASH_REPORT_RETENTION_DAYS)"
-            if why:
-                summary.skip(f"{getattr(record, 'external_id', '?')!r:.120}", why)
-                continue
-            record = _safe_link(record)
-            kept.append(record)
-            texts[id(record)] = json_texts
-        skipped_before = summary.skipped
-        inserted = _ingest_batch_or_each(kept, releases, summary, texts)
-        summary.inserted += inserted
-        summary.duplicates += len(kept) - inserted - (summary.skipped - skipped_before)
-        if progress:
-            progress(len(batch))
+    iterator = iter(records)
+
+    def check_next(pool: ThreadPoolExecutor) -> Future[_CheckedBatch] | None:
+        batch = list(islice(iterator, BATCH))
+        if not batch:
+            return None
+        # In the caller's context, so that what the check logs is tagged as its tick is.
+        context = contextvars.copy_context()
+        return pool.submit(context.run, _checked, batch, releases, now=now, names=names)
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="crash-check") as pool:
+        checking = check_next(pool)
+        while checking is not None:
+            checked = checking.result()
+            checking = check_next(pool)
+            summary.received += checked.size
+            for name, why in checked.refused:
+                summary.skip(name, why)
+            skipped_before = summary.skipped
+            inserted = _ingest_batch_or_each(checked.kept, releases, summary, checked.texts)
+            summary.inserted += inserted
+            summary.duplicates += len(checked.kept) - inserted - (summary.skipped - skipped_before)
+            if progress:
+                progress(checked.size)
     return summary
 
 

@@ -141,6 +141,11 @@ def _stage(
         "CREATE TEMPORARY TABLE IF NOT EXISTS incoming_crash_report AS "
         f"SELECT {columns} FROM {_table(CrashReport)} WITH NO DATA"
     )
+    # Whether a report's machine has a stored report in its hour (_new_to_their_hour).
+    cursor.execute(
+        "ALTER TABLE incoming_crash_report "
+        "ADD COLUMN IF NOT EXISTS repeat boolean NOT NULL DEFAULT false"
+    )
     cursor.execute("TRUNCATE incoming_crash_report")
     dumps = json.dumps
     texts = texts or {}
@@ -236,14 +241,20 @@ def _new_to_their_hour(cursor: CursorWrapper, failing: set[int]) -> None:
         '"binary" text, version text, hour timestamptz, machines int)'
     )
     cursor.execute("TRUNCATE new_crash_event, new_sighting")
+    # One probe per report first: has its machine any stored report in its hour? Seldom
+    # so; only those few reports are then probed again per bucket, binary and library.
+    cursor.execute(
+        f"UPDATE incoming_crash_report i SET repeat = true WHERE {counted} "
+        f"AND EXISTS (SELECT 1 FROM {report} r WHERE {same_hour} {_PROBE})"
+    )
     cursor.execute(
         f"INSERT INTO new_crash_event SELECT {_KEY}, hour, count(*) FROM ("
         f"SELECT DISTINCT i.release_id, i.source_package_id, i.version, {hour} AS hour, "
         "i.bucket_id, i.system_id FROM incoming_crash_report i "
         f"WHERE {counted} AND i.bucket_id <> ALL(%s) "
-        f"AND NOT EXISTS (SELECT 1 FROM {report} r WHERE {same_hour} "
+        f"AND (NOT i.repeat OR NOT EXISTS (SELECT 1 FROM {report} r WHERE {same_hour} "
         "AND r.source_package_id = i.source_package_id AND r.version = i.version "
-        f"AND r.bucket_id = i.bucket_id {_PROBE})) AS e GROUP BY {_KEY}, hour",
+        f"AND r.bucket_id = i.bucket_id {_PROBE}))) AS e GROUP BY {_KEY}, hour",
         [sorted(failing)],
     )
     cursor.execute(
@@ -255,9 +266,9 @@ def _new_to_their_hour(cursor: CursorWrapper, failing: set[int]) -> None:
         "ELSE '{}'::jsonb END) AS v "
         f"WHERE {counted} AND v.value IS NOT NULL "
         f"AND NOT {own_binary_sql('i.source_package_id', 'v.key')} "
-        f"AND NOT EXISTS (SELECT 1 FROM {report} r WHERE {same_hour} "
+        f"AND (NOT i.repeat OR NOT EXISTS (SELECT 1 FROM {report} r WHERE {same_hour} "
         "AND r.package_versions ->> v.key = v.value "
-        f"AND NOT {own_binary_sql('r.source_package_id', 'v.key')} {_PROBE})) AS s "
+        f"AND NOT {own_binary_sql('r.source_package_id', 'v.key')} {_PROBE}))) AS s "
         'GROUP BY release_id, "binary", version, hour'
     )
     dependents_counts.new_counted_postgresql(cursor, hour=hour, probe=_PROBE)
