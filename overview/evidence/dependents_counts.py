@@ -56,9 +56,9 @@ def _libraries_postgresql(packages: str) -> str:
         f"AS b WHERE jsonb_typeof(b.value) = 'string') AS names FROM ({packages}) AS k "
         "CROSS JOIN LATERAL (SELECT id, release_id, source_package_id, version, "
         f"previous_version, binaries, state, pocket FROM {_table(Publication)} "
-        "WHERE source_package_id = k.source_package_id OFFSET 0) AS p "
-        f"WHERE p.state IN ({_states()}) AND p.pocket = '{Pocket.UPDATES.value}' "
-        "AND p.previous_version <> ''), "
+        f"WHERE source_package_id = k.source_package_id AND state IN ({_states()}) "
+        "OFFSET 0) AS p "
+        f"WHERE p.pocket = '{Pocket.UPDATES.value}' AND p.previous_version <> ''), "
         "lib AS MATERIALIZED (SELECT pubs.*, n.name FROM pubs "
         "CROSS JOIN LATERAL unnest(pubs.names) AS n(name))"
     )

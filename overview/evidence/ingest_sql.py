@@ -99,6 +99,9 @@ def ingest_batch_sql(
         # These statements are short and many: compiling them (PostgreSQL's JIT, which
         # their estimated cost over the partitions triggers) took longer than running them.
         cursor.execute("SET LOCAL jit = off")
+        # A batch's reports with each dependency they list (dependents_counts) outgrew the
+        # default 4 MB and went to a temporary file on disk, batch after batch.
+        cursor.execute("SET LOCAL work_mem = '32MB'")
         _new_to_their_hour(cursor, failing)
         cursor.execute(
             "CREATE TEMPORARY TABLE IF NOT EXISTS stored_crash_report "

@@ -231,6 +231,13 @@ class Publication(SourceFacts, models.Model):
                 fields=("release", "state", "phased_update_percentage"),
                 condition=Q(state__in=("phasing", "paused", "halted")),
             ),
+            # The crash ingest: a listed library's update in phasing, looked up by package
+            # (overview.evidence.dependents_counts), without reading its package's history.
+            models.Index(
+                name="publication_active_package_idx",
+                fields=("source_package",),
+                condition=Q(state__in=("phasing", "paused", "halted")),
+            ),
             # Recently completed section of the overview page.
             models.Index(
                 name="publication_completed_idx",
