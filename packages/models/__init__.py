@@ -229,14 +229,14 @@ class Publication(SourceFacts, models.Model):
             models.Index(
                 name="publication_active_idx",
                 fields=("release", "state", "phased_update_percentage"),
-                condition=Q(state__in=("phasing", "paused", "halted")),
+                condition=Q(state__in=ACTIVE_STATES),
             ),
             # The crash ingest: a listed library's update in phasing, looked up by package
             # (overview.evidence.dependents_counts), without reading its package's history.
             models.Index(
                 name="publication_active_package_idx",
                 fields=("source_package",),
-                condition=Q(state__in=("phasing", "paused", "halted")),
+                condition=Q(state__in=ACTIVE_STATES),
             ),
             # Recently completed section of the overview page.
             models.Index(
