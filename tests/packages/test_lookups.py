@@ -47,3 +47,18 @@ def test_names_that_mean_something_in_an_array_literal_are_found_as_written():
     found = SourcePackage.objects.filter(name__any=names).values_list("name", flat=True)
     assert sorted(found) == sorted(names)
     assert not SourcePackage.objects.filter(name__any=["NUL"]).exists()
+
+
+def test_an_array_of_mixed_values_is_written_as_its_text_and_anything_else_left_to_the_driver():
+    from datetime import UTC, date, datetime
+
+    from packages.lookups import array_text
+
+    at = datetime(2026, 12, 5, 1, 2, 3, 456789, tzinfo=UTC)
+    assert array_text([1, None, 2]) == "{1,NULL,2}"
+    assert array_text([0.5, None, float("inf"), True, False, at, 'a"b']) == (
+        '{0.5,NULL,inf,t,f,"2026-12-05T01:02:03.456789+00:00","a\\"b"}'
+    )
+    naive = [at.replace(tzinfo=None), 1]
+    assert array_text(naive) is naive
+    assert array_text([date(2026, 12, 5)]) == [date(2026, 12, 5)]
