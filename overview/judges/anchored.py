@@ -199,16 +199,20 @@ def _day_sums_log_likelihoods(
         [anchor.noise[d] if d < len(anchor.noise) else 0.0 for d in range(len(blocks))]
     )
     size = 1 / (max(anchor.spread, 1e-3) ** 2 + noise)  # per day
-    # means[θ, c, μ, day]
-    means = np.maximum(
-        levels[None, :, None, None]
-        * expected[None, None, None, :]
-        * (1 + (theta[:, None, None, None] - 1) * shares[None, None, :, :]),
-        1e-9,
-    )
-    days = (
-        size * np.log(size / (size + means))
-        + totals * np.log(means)
-        - totals * np.log(size + means)
-    ).sum(axis=3)
+    # Each day's negative binomial: size log size + T log m − (size + T) log(size + m), with
+    # the mean m[θ, c, μ, day] = c · B_d · (1 + (θ − 1) s̄_d). Only the last term needs
+    # the whole grid; log m is a sum of a level's, a day's and a [θ, μ, day] term, so it
+    # is taken on that much smaller grid (this function is a quarter of a tick that judges
+    # every update, and its logarithms most of it). A day expected to bring nothing keeps
+    # the mean's floor, on the whole grid as before.
+    rise = 1 + (theta[:, None, None] - 1) * shares[None, :, :]  # [θ, μ, day], at least 1
+    floor = 1e-9
+    if expected.min() * levels.min() > floor:
+        log_means = (totals * np.log(expected)).sum() + (np.log(rise) @ totals)[:, None, :]
+        log_means = log_means + totals.sum() * np.log(levels)[None, :, None]
+        means = levels[None, :, None, None] * (expected * rise)[:, None, :, :]
+    else:
+        means = np.maximum(levels[None, :, None, None] * (expected * rise)[:, None, :, :], floor)
+        log_means = np.log(means) @ totals
+    days = (size * np.log(size)).sum() + log_means - np.log(size + means) @ (size + totals)
     return np.asarray(days + split[:, None, :] + side[None, None, :])
