@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from debian.deb822 import PkgRelation
@@ -71,11 +72,21 @@ class Relation:
         return f"{self.binary} {field}: {self.package} ({self.operator} {self.version})"
 
 
+# Every tick asks again of the same versions (20,000 updates in phasing: 5,000 comparisons
+# at about 90 µs each in python-debian): a worker's ticks remember the answers.
+@lru_cache(maxsize=65536)
+def _order(version: str, wanted: str) -> int | None:
+    """dpkg's order of two versions (negative, zero, positive); None if either is not one."""
+    try:
+        return version_compare(version, wanted)
+    except ValueError:
+        return None
+
+
 def satisfies(version: str, operator: str, wanted: str) -> bool:
     """Whether `version` satisfies `(operator wanted)`, compared as dpkg compares."""
-    try:
-        order = version_compare(version, wanted)
-    except ValueError:
+    order = _order(version, wanted)
+    if order is None:
         return False
     return {
         "<<": order < 0,

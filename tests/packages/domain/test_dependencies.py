@@ -113,6 +113,22 @@ def test_a_depends_the_previous_version_already_satisfies_is_no_need():
     assert needs_of([mutter, shell]) == {}
 
 
+def test_a_relation_on_a_version_that_is_not_one_is_never_a_need_however_often_asked():
+    mutter = member(1, "mutter", "46.3-1", "46.2-1", ["libmutter-14-0"])
+    shell = member(
+        2,
+        "gnome-shell",
+        "46.1-1",
+        "46.0-1",
+        ["gnome-shell"],
+        [Relation("depends", "gnome-shell", "libmutter-14-0", ">=", "46.3 beta")],
+    )
+
+    # Asked twice: the second answer comes from what the first comparison remembered.
+    assert needs_of([mutter, shell]) == {}
+    assert needs_of([mutter, shell]) == {}
+
+
 def test_a_breaks_of_the_old_version_needs_the_new_one():
     netplan = member(
         1, "netplan.io", "1.1.2-2~ubuntu24.04.1", "1.0-2ubuntu1.2", ["netplan.io", "libnetplan1"]
