@@ -202,3 +202,42 @@ def test_an_override_imported_by_its_tracker_url_covers_the_trackers_problem(cra
     [decision] = tick(crashes, T0 + 6 * HOURS)
     assert decision.action == "advance"
     assert Problem.objects.get(publication=publication).bucket == imported
+
+
+def test_a_problem_reported_again_is_refreshed_only_where_its_figures_moved():
+    from overview.controller.problems import problems_record
+
+    publication = PublicationFactory()
+    rise = ProblemRecord(kind=ProblemKind.INCREASED_RATE, report_count=9, difference=2.5)
+    bucket = ProblemRecord(kind=ProblemKind.NEW_BUCKET, signature="sig:a", report_count=3)
+    problems_record({publication.pk: [rise, bucket]}, now=T0)
+
+    grown = ProblemRecord(kind=ProblemKind.INCREASED_RATE, report_count=14, difference=3.0)
+    active = problems_record({publication.pk: [grown, bucket]}, now=T0 + HOURS)
+
+    assert sorted((p.kind, p.report_count) for p in active[publication.pk]) == [
+        (ProblemKind.INCREASED_RATE, 14),
+        (ProblemKind.NEW_BUCKET, 3),
+    ]
+    seen = dict(Problem.objects.values_list("kind", "last_seen_at"))
+    assert seen == {ProblemKind.INCREASED_RATE: T0 + HOURS, ProblemKind.NEW_BUCKET: T0}
+
+
+def test_a_rise_no_longer_reported_is_cleared_and_keeps_its_figures_a_new_bucket_stays():
+    from overview.controller.problems import problems_record
+
+    publication = PublicationFactory()
+    rise = ProblemRecord(kind=ProblemKind.INCREASED_RATE, report_count=9, detail="9 against 3")
+    bucket = ProblemRecord(kind=ProblemKind.NEW_BUCKET, signature="sig:a", report_count=3)
+    problems_record({publication.pk: [rise, bucket]}, now=T0)
+
+    active = problems_record({publication.pk: []}, now=T0 + HOURS)
+
+    assert [p.kind for p in active[publication.pk]] == [ProblemKind.NEW_BUCKET]
+    cleared = Problem.objects.get(kind=ProblemKind.INCREASED_RATE)
+    assert (cleared.active, cleared.report_count, cleared.detail, cleared.last_seen_at) == (
+        False,
+        9,
+        "9 against 3",
+        T0,
+    )
