@@ -88,8 +88,8 @@ def anchored(
     belief = log_belief - np.logaddexp.reduce(log_belief)
     # Per θ of the grid and uptake: averaged over the level. Then per θ: the mixture over
     # uptakes, and the null's best.
-    by_uptake = np.logaddexp.reduce(grid + _LEVEL_WEIGHTS[None, :, None], axis=1)
-    mixed = np.logaddexp.reduce(by_uptake + belief[None, :], axis=1)
+    by_uptake = _log_sum_exp(grid + _LEVEL_WEIGHTS[None, :, None], axis=1)
+    mixed = _log_sum_exp(by_uptake + belief[None, :], axis=1)
     best = by_uptake.max(axis=1)
     top = len(best) - 1
 
@@ -108,6 +108,17 @@ def anchored(
                 break
             lower = float(np.exp(index * test.step))
     return Anchored(float(np.exp(min(evidence, 700.0))), ratio, lower)
+
+
+def _log_sum_exp(values: np.ndarray, *, axis: int) -> np.ndarray:
+    """log Σ exp(values) along `axis`, shifted by the largest so nothing overflows: one
+    exponential an element, where np.logaddexp.reduce takes an exponential and a logarithm
+    for each (a tenth of a tick that judges every update). A slice that is all −∞ stays −∞."""
+    top = values.max(axis=axis, keepdims=True)
+    top = np.where(np.isfinite(top), top, 0.0)
+    with np.errstate(divide="ignore"):
+        summed = np.log(np.exp(values - top).sum(axis=axis, keepdims=True))
+    return np.asarray(np.squeeze(summed + top, axis=axis))
 
 
 # The anchored grid of θ: 1 to about 20× (tolerance^(k/4) for 1.2), alternatives beyond

@@ -82,3 +82,13 @@ def test_day_sums_likelihood_is_the_negative_binomials_of_the_days_and_binomials
     reference = _written_out(test, new, old, shares, side, anchor, hours)
     difference = found - reference
     assert np.ptp(difference) < 1e-8 * (1 + np.abs(reference).max())
+
+
+def test_the_mixtures_sum_in_log_space_without_overflow_and_an_impossible_slice_stays_so():
+    values = np.array([[[1000.0, -np.inf], [1001.0, -np.inf]], [[-5.0, -np.inf], [3.0, -np.inf]]])
+
+    summed = anchored._log_sum_exp(values, axis=1)
+
+    assert summed.shape == (2, 2)
+    assert summed[:, 0] == pytest.approx([1001 + math.log1p(math.exp(-1)), np.logaddexp(-5, 3)])
+    assert np.all(summed[:, 1] == -np.inf)
