@@ -189,6 +189,7 @@ def _evidence(publications: Sequence[Publication], context: _Context) -> dict[in
     # cancels in it (measured against the release's other packages); against its own days
     # alone only with PHASING_JUDGE_HISTORY (docs/judges.md, "the previous version's history").
     history = settings.PHASING_JUDGE_HISTORY
+    series = {r: reads.HourlySeries.of(hours) for r, hours in context.activity.items()}
     found = {}
     for p in publications:
         deficit = reads.deficit(
@@ -200,6 +201,7 @@ def _evidence(publications: Sequence[Publication], context: _Context) -> dict[in
             hours=hours_of[p.pk] - 1,
             by_package=by_package,
             others=context.others.get(p.release_id),
+            series=series,
         )
         if deficit is not None and not (history or deficit.relative):
             deficit = None

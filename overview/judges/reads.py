@@ -121,11 +121,13 @@ def deficit(
     hours: int,
     by_package: dict[tuple[int, int], list[dict[datetime, int]]] | None = None,
     others: Controls | None = None,
+    series: dict[int, HourlySeries | None] | None = None,
 ) -> exposure.Deficit | None:
     """The previous version's reports in each complete hour since publication (`hours` of
     them), against its history, with how busy each hour was: None without a history.
     With the release's `others` (controls), against its history relative to theirs when
-    they are enough to say (exposure.Deficit.relative_to)."""
+    they are enough to say (exposure.Deficit.relative_to). `series`: each release's
+    `activity` as HourlySeries.of made it, once for all its updates."""
     history = baselines.get(publication.pk, [])
     if not publication.previous_version or start != hour_of(publication.date_published):
         return None
@@ -139,6 +141,7 @@ def deficit(
         activity.get(publication.release_id, {}),
         moments,
         own=None if by_package is None else by_package.get(key, []),
+        series=None if series is None else series.get(publication.release_id),
     )
     if others is not None:
         # The history's days: the last len(history) before publication.
@@ -229,6 +232,51 @@ def controls(publications: Sequence[Publication], *, since: datetime) -> dict[in
     return found
 
 
+@dataclass(frozen=True)
+class HourlySeries:
+    """Counts kept by the hour (a release's activity) as an array, hour by hour from the
+    earliest: made once for a release and sliced for each of its updates (busy_hours),
+    where placing every hour of the release for every update was a tenth of a tick that
+    judges every update."""
+
+    earliest: datetime | None  # the first key, the array's hour 0
+    counts: np.ndarray  # float: sums of whole numbers, exact in any order
+
+    # More hours than a judge's window and history ever span: such a series is not made.
+    LONGEST = 24 * 400
+
+    @classmethod
+    def of(cls, counts: dict[datetime, int]) -> HourlySeries | None:
+        """The series, or None when the keys span more than LONGEST hours."""
+        if not counts:
+            return cls(None, np.zeros(0))
+        earliest = min(counts)
+        span = (max(counts) - earliest) // exposure.HOUR + 1
+        if span > cls.LONGEST:
+            return None
+        series = np.zeros(span)
+        for moment, count in counts.items():
+            # A key off the earliest's hours is no hour of the series (exposure.hour_index).
+            h = exposure.hour_index(moment, start=earliest, hours=span)
+            if h is not None:
+                series[h] += count
+        return cls(earliest, series)
+
+    def window(self, start: datetime, length: int) -> np.ndarray | None:
+        """The counts of the `length` hours from `start`, as exposure.hour_index places
+        them; None when `start` is not on the series' hours (then place them one by one)."""
+        out = np.zeros(length)
+        if self.earliest is None:
+            return out
+        offset, rest = divmod(start - self.earliest, exposure.HOUR)
+        if rest:
+            return None
+        low, high = max(offset, 0), min(offset + length, len(self.counts))
+        if low < high:
+            out[low - offset : high - offset] = self.counts[low:high]
+        return out
+
+
 def busy_hours(
     publication: Publication,
     reports: Counts,
@@ -236,11 +284,12 @@ def busy_hours(
     moments: list[datetime],
     *,
     own: list[dict[datetime, int]] | None = None,
+    series: HourlySeries | None = None,
 ) -> list[float] | None:
     """How busy each hour was against the day around it, from the other packages' reports
     of the release (each hour over the mean of the 24 up to it, so that a slow rise over
     days, other updates' regressions say, is not read as the time of day): None, even
-    hours, when they are too few to say."""
+    hours, when they are too few to say. `series`: `activity` as HourlySeries.of made it."""
     if not moments:
         return None
     if own is None:
@@ -252,12 +301,21 @@ def busy_hours(
     # newer than a day, a backtest without hourly history), not quiet ones: read as zeros
     # they would make the first day's hours look many times busier than the day around
     # them, and a healthy update's crashes look like a rise.
-    counted_from = min(activity, default=moments[-1] + timedelta(hours=1))
+    if series is not None and series.earliest is not None:
+        counted_from = series.earliest
+    else:
+        counted_from = min(activity, default=moments[-1] + timedelta(hours=1))
     # As arrays over the hours from `first` (the counts are whole numbers, so every sum
     # below is exact in any order): a tick asks this for thousands of updates.
     length = len(moments) + 23
-    others = np.zeros(length)
-    for sign, counts in ((1, activity), *((-1, c) for c in own)):
+    others = series.window(first, length) if series is not None else None
+    if others is None:
+        others = np.zeros(length)
+        own = [activity, *own]
+        signs = [1] + [-1] * (len(own) - 1)
+    else:
+        signs = [-1] * len(own)
+    for sign, counts in zip(signs, own, strict=True):
         for moment, count in counts.items():
             h = exposure.hour_index(moment, start=first, hours=length)
             if h is not None:
