@@ -309,13 +309,11 @@ def busy_hours(
     # below is exact in any order): a tick asks this for thousands of updates.
     length = len(moments) + 23
     others = series.window(first, length) if series is not None else None
+    placed = [(-1, counts) for counts in own]
     if others is None:
         others = np.zeros(length)
-        own = [activity, *own]
-        signs = [1] + [-1] * (len(own) - 1)
-    else:
-        signs = [-1] * len(own)
-    for sign, counts in zip(signs, own, strict=True):
+        placed.insert(0, (1, activity))
+    for sign, counts in placed:
         for moment, count in counts.items():
             h = exposure.hour_index(moment, start=first, hours=length)
             if h is not None:
