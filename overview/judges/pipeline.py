@@ -15,6 +15,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from functools import cached_property
 
 from django.conf import settings
 
@@ -147,6 +148,12 @@ class _Context:
     others: dict[int, reads.Controls]
     versions: set[str]  # of every update of the tick, so a subset reads what the whole would
 
+    @cached_property
+    def series(self) -> dict[int, reads.HourlySeries | None]:
+        """Each release's activity as an array, made once however often evidence is read
+        (the fresh updates, then any whose kept judgement went stale)."""
+        return {r: reads.HourlySeries.of(hours) for r, hours in self.activity.items()}
+
 
 @dataclass(frozen=True)
 class _Evidence:
@@ -189,7 +196,6 @@ def _evidence(publications: Sequence[Publication], context: _Context) -> dict[in
     # cancels in it (measured against the release's other packages); against its own days
     # alone only with PHASING_JUDGE_HISTORY (docs/judges.md, "the previous version's history").
     history = settings.PHASING_JUDGE_HISTORY
-    series = {r: reads.HourlySeries.of(hours) for r, hours in context.activity.items()}
     found = {}
     for p in publications:
         deficit = reads.deficit(
@@ -201,7 +207,7 @@ def _evidence(publications: Sequence[Publication], context: _Context) -> dict[in
             hours=hours_of[p.pk] - 1,
             by_package=by_package,
             others=context.others.get(p.release_id),
-            series=series,
+            series=context.series,
         )
         if deficit is not None and not (history or deficit.relative):
             deficit = None
