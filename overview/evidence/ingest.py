@@ -265,7 +265,7 @@ def _buckets_for(records: Sequence[CrashReportRecord], packages: dict[str, int])
     firsts: dict[str, CrashReportRecord] = {}
     for record in records:
         firsts.setdefault(record.signature, record)
-    known = dict(ErrorBucket.objects.filter(signature__in=firsts).values_list("signature", "id"))
+    known = dict(ErrorBucket.objects.filter(signature__any=firsts).values_list("signature", "id"))
     if len(known) == len(firsts):
         return known  # the usual case: crashes land in buckets already known
     for signature in known:
@@ -287,7 +287,7 @@ def _buckets_for(records: Sequence[CrashReportRecord], packages: dict[str, int])
         ignore_conflicts=True,
         batch_size=1000,
     )
-    known.update(ErrorBucket.objects.filter(signature__in=firsts).values_list("signature", "id"))
+    known.update(ErrorBucket.objects.filter(signature__any=firsts).values_list("signature", "id"))
     return known
 
 
