@@ -20,6 +20,7 @@ from overview.evidence.counters import hour_of, judging_counts_recount
 from overview.evidence.ingest_sql import REPORT_COLUMNS
 from overview.evidence.sources.base import CrashReportRecord, install_failure_buckets
 from overview.models import BucketSystem, BucketVersionStat, CrashCounter, CrashReport, ErrorBucket
+from overview.models.evidence import system_key
 
 
 def ingest_batch_portable(
@@ -138,20 +139,30 @@ def _recount(
         # kept apart from the reports so that a purge of old reports changes neither.
         cursor.executemany(
             f"INSERT INTO {systems} "
-            "(release_id, source_package_id, version, bucket_id, system_id) "
-            "VALUES (%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
-            sorted(
-                {
-                    (
-                        releases[r.release],
-                        packages[r.source_package],
-                        r.version,
-                        buckets[r.signature],
-                        r.system_id[:64],
-                    )
-                    for r in counted
-                }
-            ),
+            "(release_id, source_package_id, version, bucket_id, system_id, key) "
+            "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+            [
+                (
+                    release,
+                    package,
+                    version,
+                    bucket,
+                    system,
+                    system_key(release, package, version, system),
+                )
+                for release, package, version, bucket, system in sorted(
+                    {
+                        (
+                            releases[r.release],
+                            packages[r.source_package],
+                            r.version,
+                            buckets[r.signature],
+                            r.system_id[:64],
+                        )
+                        for r in counted
+                    }
+                )
+            ],
         )
         cursor.executemany(
             f"INSERT INTO {stat} (release_id, source_package_id, version, bucket_id, "

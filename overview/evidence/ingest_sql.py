@@ -40,6 +40,7 @@ from overview.models import (
     HourlyCrashCount,
     VersionSighting,
 )
+from overview.models.evidence import SYSTEM_KEY_SQL
 from packages.binaries import own_binary_sql
 
 REPORT_COLUMNS = (
@@ -200,8 +201,9 @@ def _count_buckets(cursor: CursorWrapper) -> None:
     by the systems not seen before in that bucket and version."""
     systems, stat = _table(BucketSystem), _table(BucketVersionStat)
     cursor.execute(
-        f"WITH seen AS (INSERT INTO {systems} ({_KEY}, bucket_id, system_id) "
-        f"SELECT DISTINCT {_KEY}, bucket_id, system_id FROM stored_crash_report WHERE counted "
+        f"WITH seen AS (INSERT INTO {systems} ({_KEY}, bucket_id, system_id, key) "
+        f"SELECT DISTINCT {_KEY}, bucket_id, system_id, {SYSTEM_KEY_SQL.format('')} "
+        "FROM stored_crash_report WHERE counted "
         f"ON CONFLICT DO NOTHING RETURNING {_KEY}, bucket_id), "
         f"new_systems AS (SELECT {_KEY}, bucket_id, count(*) AS n FROM seen "
         f"GROUP BY {_KEY}, bucket_id), "

@@ -14,6 +14,7 @@ from overview.evidence import ingest
 from overview.evidence.ingest import crash_reports_ingest
 from overview.evidence.sources.base import CrashReportRecord
 from overview.models import (
+    BucketSystem,
     BucketVersionStat,
     CrashCounter,
     CrashReport,
@@ -21,6 +22,7 @@ from overview.models import (
     HourlyCrashCount,
     VersionSighting,
 )
+from overview.models.evidence import system_key
 from packages.services import bulk
 from packages.services.sync import publications_sync
 from tests.packages.services.sync_fakes import T0, ListSource, record
@@ -87,6 +89,23 @@ def test_a_batch_finds_its_buckets_in_one_statement_however_many_it_brings(inges
     few, many = bucket_lookups(3), bucket_lookups(300)
     assert len(few) == len(many) == 2  # the known ones, then the ones just made
     assert many == few
+
+
+def test_a_system_is_keyed_by_the_ingest_as_by_the_model_so_it_is_never_counted_twice():
+    """The ingest computes a system's key in SQL (SYSTEM_KEY_SQL), the model in Python
+    (system_key): were they to differ, a system saved one way and seen the other would
+    be a second system of its bucket."""
+    publications_sync(ListSource([record()]), now=T0)
+    systems = ["s0", "machine-ü-\u00e9", "x" * 64, "y" * 80]
+    crash_reports_ingest([crash(n, system_id=system) for n, system in enumerate(systems)])
+    crash_reports_ingest([crash(10 + n, system_id=system) for n, system in enumerate(systems)])
+    rows = list(BucketSystem.objects.all())
+    assert len(rows) == len(systems)
+    for row in rows:
+        assert row.key == system_key(
+            row.release_id, row.source_package_id, row.version, row.system_id
+        )
+    assert BucketVersionStat.objects.get().systems == len(systems)
 
 
 def test_reports_from_automated_testing_and_proposed_are_kept_but_not_counted():
