@@ -121,6 +121,16 @@ def _recount(
         key = (releases[r.release], packages[r.source_package], r.version, buckets[r.signature])
         n, first, last = spans.get(key, (0, r.reported_at, r.reported_at))
         spans[key] = (n + 1, min(first, r.reported_at), max(last, r.reported_at))
+    seen = {
+        (
+            releases[r.release],
+            packages[r.source_package],
+            r.version,
+            buckets[r.signature],
+            r.system_id[:64],
+        )
+        for r in counted
+    }
     counter, stat, systems = (
         connection.ops.quote_name(m._meta.db_table)
         for m in (CrashCounter, BucketVersionStat, BucketSystem)
@@ -150,18 +160,7 @@ def _recount(
                     system,
                     system_key(release, package, version, system),
                 )
-                for release, package, version, bucket, system in sorted(
-                    {
-                        (
-                            releases[r.release],
-                            packages[r.source_package],
-                            r.version,
-                            buckets[r.signature],
-                            r.system_id[:64],
-                        )
-                        for r in counted
-                    }
-                )
+                for release, package, version, bucket, system in sorted(seen)
             ],
         )
         cursor.executemany(

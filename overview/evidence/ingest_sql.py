@@ -202,7 +202,7 @@ def _count_buckets(cursor: CursorWrapper) -> None:
     systems, stat = _table(BucketSystem), _table(BucketVersionStat)
     cursor.execute(
         f"WITH seen AS (INSERT INTO {systems} ({_KEY}, bucket_id, system_id, key) "
-        f"SELECT DISTINCT {_KEY}, bucket_id, system_id, {SYSTEM_KEY_SQL.format('')} "
+        f"SELECT DISTINCT {_KEY}, bucket_id, system_id, {SYSTEM_KEY_SQL} "
         "FROM stored_crash_report WHERE counted "
         f"ON CONFLICT DO NOTHING RETURNING {_KEY}, bucket_id), "
         f"new_systems AS (SELECT {_KEY}, bucket_id, count(*) AS n FROM seen "

@@ -15,7 +15,7 @@ def fill_keys(apps, schema_editor):
         # A change of type rewrites the table in one pass; an UPDATE would leave every
         # row's old version behind, doubling a table of millions of rows.
         schema_editor.execute(
-            f"ALTER TABLE {table} ALTER COLUMN key TYPE bigint USING {SYSTEM_KEY_SQL.format('')}"
+            f"ALTER TABLE {table} ALTER COLUMN key TYPE bigint USING {SYSTEM_KEY_SQL}"
         )
         return
     BucketSystem = apps.get_model("overview", "BucketSystem")

@@ -173,10 +173,10 @@ def system_key(release_id: int, source_package_id: int, version: str, system_id:
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big", signed=True)
 
 
-# {0}: a prefix for the columns ("" or "r."), as in system_key.
+# system_key in SQL, over the row's own columns.
 SYSTEM_KEY_SQL = (
-    "('x' || encode(substr(sha256(convert_to({0}release_id || '/' || {0}source_package_id "
-    "|| '/' || {0}version || '/' || {0}system_id, 'UTF8')), 1, 8), 'hex'))::bit(64)::bigint"
+    "('x' || encode(substr(sha256(convert_to(release_id || '/' || source_package_id "
+    "|| '/' || version || '/' || system_id, 'UTF8')), 1, 8), 'hex'))::bit(64)::bigint"
 )
 
 
