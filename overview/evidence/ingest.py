@@ -8,12 +8,13 @@ import logging
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import UTC, datetime
 from itertools import islice
 
 from django.db import DatabaseError, transaction
 from django.utils import timezone
 
+from overview.evidence import partitions
 from overview.evidence.ingest_portable import ingest_batch_portable
 from overview.evidence.ingest_sql import ingest_batch_sql
 from overview.evidence.retention import too_old
@@ -233,6 +234,8 @@ def _ingest_batch(
     record (from its check)."""
     if not records:
         return 0
+    # Outside the batch's transaction: partitions.ensure says why.
+    partitions.ensure({r.reported_at.astimezone(UTC).date() for r in records})
     if bulk.uses_postgresql():
         fresh = list({r.external_id: r for r in records}.values())
         with transaction.atomic():

@@ -15,7 +15,6 @@ from datetime import UTC, datetime
 from django.db import connection
 from django.db.models.constants import OnConflict
 
-from overview.evidence import partitions
 from overview.evidence.counters import hour_of, judging_counts_recount
 from overview.evidence.ingest_sql import REPORT_COLUMNS
 from overview.evidence.sources.base import CrashReportRecord, install_failure_buckets
@@ -32,7 +31,6 @@ def ingest_batch_portable(
 ) -> None:
     """Store reports not stored before (distinct external ids) and bring every counter up
     to date, in the caller's transaction."""
-    partitions.ensure({r.reported_at.astimezone(UTC).date() for r in fresh})
     _insert_reports(fresh, releases=releases, packages=packages, buckets=buckets)
     _recount(fresh, releases, packages, buckets)
     # Install failures too: their hours' sightings and dependents' counts change (the

@@ -29,7 +29,7 @@ from django.db import connection
 from django.db.backends.utils import CursorWrapper
 from django.db.models import Model
 
-from overview.evidence import dependents_counts, partitions
+from overview.evidence import dependents_counts
 from overview.evidence.sources.base import CrashReportRecord
 from overview.models import (
     BucketSystem,
@@ -92,7 +92,6 @@ def ingest_batch_sql(
         _stage(
             cursor, fresh, releases=releases, packages=packages, buckets=buckets, texts=json_texts
         )
-        partitions.ensure_for_staged(cursor, "incoming_crash_report")
         # Two ingests at once (the crash sync and the intake) take turns per release, so
         # that each sees the other's reports when it asks what is new to an hour.
         for release in sorted({releases[r.release] for r in fresh}):

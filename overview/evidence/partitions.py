@@ -15,12 +15,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import UTC, date, datetime, time, timedelta
 
-from django.db import connection
-from django.db.backends.utils import CursorWrapper
+from django.db import connection, transaction
 
 TABLE = "overview_crashreport"
 PREFIX = f"{TABLE}_p"
 DEFAULT = f"{TABLE}_default"
+# The advisory lock held while partitions are created ("PHpa"), apart from the ingest's
+# per-release locks (those take two keys: another key space).
+CREATE_LOCK = 0x5048_7061
 
 
 def partition_name(day: date) -> str:
@@ -66,14 +68,20 @@ def create_sql(day: date) -> str:
 
 
 def ensure(days: Iterable[date]) -> list[date]:
-    """Create the partitions of these days that are missing; the days created."""
+    """Create the partitions of these days that are missing; the days created.
+
+    Call it before the transaction that writes the reports: creating a partition takes
+    the whole table's lock, so two ingests that each did it inside their own write
+    transaction waited for each other for ever (PostgreSQL broke the tie by refusing one
+    batch). Here one creates the day's partition and commits; the other waits for it and
+    finds the day done."""
     wanted = set(days)
-    if not wanted or not is_partitioned():
+    if not wanted or not is_partitioned() or wanted <= set(partition_days()):
         return []
-    missing = sorted(wanted - set(partition_days()))
     created = []
-    with connection.cursor() as cursor:
-        for day in missing:
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s)", [CREATE_LOCK])
+        for day in sorted(wanted - set(partition_days())):
             start = datetime.combine(day, time(), tzinfo=UTC)
             cursor.execute(
                 f"SELECT 1 FROM {DEFAULT} WHERE reported_at >= %s AND reported_at < %s LIMIT 1",
@@ -83,17 +91,6 @@ def ensure(days: Iterable[date]) -> list[date]:
                 cursor.execute(create_sql(day))
                 created.append(day)
     return created
-
-
-def ensure_for_staged(cursor: CursorWrapper, staging: str) -> None:
-    """The partitions of the days of the reports in a staging table (the ingest's)."""
-    if not is_partitioned():
-        return
-    cursor.execute(
-        f"SELECT DISTINCT (reported_at AT TIME ZONE 'UTC')::date FROM {staging} "
-        "WHERE reported_at IS NOT NULL"
-    )
-    ensure(row[0] for row in cursor.fetchall())
 
 
 def ensure_ahead(*, today: date, days_ahead: int) -> list[date]:
