@@ -11,7 +11,8 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from itertools import islice
 
-from django.db import DatabaseError, transaction
+from django.conf import settings
+from django.db import DatabaseError, connection, connections, transaction
 from django.utils import timezone
 
 from overview.evidence import partitions
@@ -31,6 +32,9 @@ from packages.services.bulk import ids_for_names
 log = logging.getLogger(__name__)
 
 BATCH = 5000
+# How often a batch that lost a race with another ingest (a deadlock) is stored again
+# before its records are stored one by one.
+RACES_RETRIED = 2
 
 
 @dataclass
@@ -40,6 +44,13 @@ class IngestSummary:
     duplicates: int = 0
     skipped: int = 0
     errors: list[str] = field(default_factory=list)
+
+    def add(self, stored: IngestSummary) -> None:
+        """What a part of a batch stored (its records were received as the batch's)."""
+        self.inserted += stored.inserted
+        self.duplicates += stored.duplicates
+        self.skipped += stored.skipped
+        self.errors.extend(stored.errors[: max(0, 20 - len(self.errors))])
 
     def skip(self, name: str, why: str) -> None:
         """Count and log a record left out, naming it; the first few are kept for the pages."""
@@ -166,7 +177,8 @@ def crash_reports_ingest(
     Each batch is checked in a second thread while the one before it is stored: the
     store mostly waits for the database, so the checks cost no time of their own. The
     records themselves are read here, in the caller's thread (a source may read them
-    from the database, on this thread's connection).
+    from the database, on this thread's connection). On PostgreSQL, outside a
+    transaction, a batch's releases are stored on several connections at once (_Lanes).
     """
     summary = IngestSummary()
     now = now or timezone.now()
@@ -174,29 +186,119 @@ def crash_reports_ingest(
     names: dict[object, str] = {}
     iterator = iter(records)
 
-    def check_next(pool: ThreadPoolExecutor) -> Future[_CheckedBatch] | None:
-        batch = list(islice(iterator, BATCH))
+    def check_next(pool: ThreadPoolExecutor, size: int) -> Future[_CheckedBatch] | None:
+        batch = list(islice(iterator, size))
         if not batch:
             return None
         # In the caller's context, so that what the check logs is tagged as its tick is.
         context = contextvars.copy_context()
         return pool.submit(context.run, _checked, batch, releases, now=now, names=names)
 
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="crash-check") as pool:
-        checking = check_next(pool)
+    with (
+        ThreadPoolExecutor(max_workers=1, thread_name_prefix="crash-check") as pool,
+        _Lanes(releases) as lanes,
+    ):
+        # A batch for each connection at a time, so that each has releases to store.
+        window = BATCH * lanes.count
+        checking = check_next(pool, window)
         while checking is not None:
             checked = checking.result()
-            checking = check_next(pool)
+            checking = check_next(pool, window)
             summary.received += checked.size
             for name, why in checked.refused:
                 summary.skip(name, why)
-            skipped_before = summary.skipped
-            inserted = _ingest_batch_or_each(checked.kept, releases, summary, checked.texts)
-            summary.inserted += inserted
-            summary.duplicates += len(checked.kept) - inserted - (summary.skipped - skipped_before)
+            for stored in lanes.store(checked.kept, checked.texts):
+                summary.add(stored)
             if progress:
                 progress(checked.size)
     return summary
+
+
+class _Lanes:
+    """Where the reports are stored: on the caller's connection and, on PostgreSQL outside
+    a transaction, on PHASING_INGEST_CONNECTIONS - 1 more at once, each its own releases.
+
+    An ingest's time is mostly the database's statements, on one connection and one
+    core. Releases share no counter, and two ingests already take turns per release only
+    (ingest_sql), so a window of records (a batch for each connection) is stored as
+    batches of one release each, side by side, each in its own transaction. A window is
+    stored whole before the next one is (its progress). Inside a transaction (a test's,
+    say) the other connections could not see its rows: the caller's connection stores
+    everything, as on SQLite.
+    """
+
+    def __init__(self, releases: dict[str, int]) -> None:
+        self.releases = releases
+        self.count = settings.PHASING_INGEST_CONNECTIONS
+        if self.count < 2 or not bulk.uses_postgresql() or connection.in_atomic_block:
+            self.count = 1
+        # Made when a window first has more than a batch (a small ingest uses one
+        # connection); one thread each, which keeps its connection from window to window.
+        self.others: list[ThreadPoolExecutor] = []
+
+    def __enter__(self) -> _Lanes:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for lane in self.others:
+            lane.submit(connections.close_all)
+            lane.shutdown(wait=True)
+
+    def store(
+        self, records: list[CrashReportRecord], texts: dict[int, tuple[str, str] | None]
+    ) -> list[IngestSummary]:
+        if self.count == 1 or len(records) <= BATCH:
+            return [_store_part([records], self.releases, texts)]
+        self.others = self.others or [
+            ThreadPoolExecutor(max_workers=1, thread_name_prefix="crash-store")
+            for _ in range(self.count - 1)
+        ]
+        here, *there = _by_lane(records, self.count)
+        context = contextvars.copy_context()
+        elsewhere = [
+            lane.submit(context.copy().run, _store_part, batches, self.releases, texts)
+            for lane, batches in zip(self.others, there, strict=True)
+            if batches
+        ]
+        return [
+            _store_part(here, self.releases, texts),
+            *(stored.result() for stored in elsewhere),
+        ]
+
+
+def _by_lane(records: list[CrashReportRecord], count: int) -> list[list[list[CrashReportRecord]]]:
+    """The records as batches of one release each (at most BATCH), shared among `count`
+    connections as evenly as they allow: the largest batch first, each to the connection
+    with the fewest records so far. Two batches of one release on two connections wait
+    for each other (ingest_sql's lock per release): never wrong, only slower."""
+    releases: dict[str, list[CrashReportRecord]] = {}
+    for record in records:
+        releases.setdefault(record.release, []).append(record)
+    batches = [
+        reports[start : start + BATCH]
+        for reports in releases.values()
+        for start in range(0, len(reports), BATCH)
+    ]
+    lanes: list[list[list[CrashReportRecord]]] = [[] for _ in range(count)]
+    for batch in sorted(batches, key=len, reverse=True):
+        min(lanes, key=lambda lane: sum(map(len, lane))).append(batch)
+    return lanes
+
+
+def _store_part(
+    batches: list[list[CrashReportRecord]],
+    releases: dict[str, int],
+    texts: dict[int, tuple[str, str] | None],
+) -> IngestSummary:
+    """One connection's batches, one after the other, counted on their own (the caller
+    adds the connections' summaries up)."""
+    part = IngestSummary()
+    for batch in batches:
+        skipped_before = part.skipped
+        inserted = _ingest_batch_or_each(batch, releases, part, texts)
+        part.inserted += inserted
+        part.duplicates += len(batch) - inserted - (part.skipped - skipped_before)
+    return part
 
 
 def _ingest_batch_or_each(
@@ -206,16 +308,22 @@ def _ingest_batch_or_each(
     texts: dict[int, tuple[str, str] | None],
 ) -> int:
     """The batch in one go; if the database refuses it, each record alone, so a record
-    that no check foresaw is skipped by itself and the reports beside it are kept."""
+    that no check foresaw is skipped by itself and the reports beside it are kept. A
+    batch that lost a race with another ingest (a deadlock) is simply stored again."""
     # A driver that cannot even encode a value (UnicodeError) or a value it refuses
     # (ValueError) fails like a database that refuses the row: that record alone.
     unstorable = (DatabaseError, UnicodeError, ValueError)
-    try:
-        return _ingest_batch(records, releases, texts)
-    except unstorable as error:
-        log.warning(
-            "a crash batch failed (%s); storing its %d reports one by one", error, len(records)
-        )
+    for attempt in range(1, RACES_RETRIED + 2):
+        try:
+            return _ingest_batch(records, releases, texts)
+        except unstorable as error:
+            if attempt <= RACES_RETRIED and _lost_a_race(error):
+                log.info("a crash batch lost a race with another ingest (%s); again", error)
+                continue
+            log.warning(
+                "a crash batch failed (%s); storing its %d reports one by one", error, len(records)
+            )
+            break
     inserted = 0
     for record in records:
         try:
@@ -223,6 +331,12 @@ def _ingest_batch_or_each(
         except unstorable as error:
             summary.skip(f"{record.external_id!r:.120}", f"the database refused it: {error}")
     return inserted
+
+
+def _lost_a_race(error: Exception) -> bool:
+    """Whether PostgreSQL gave up the batch's transaction for another's (a deadlock or a
+    serialisation failure): nothing about its records, so the batch may be stored again."""
+    return getattr(error.__cause__, "sqlstate", None) in ("40P01", "40001")
 
 
 def _ingest_batch(
@@ -285,7 +399,9 @@ def _buckets_for(records: Sequence[CrashReportRecord], packages: dict[str, int])
                 first_seen=record.reported_at,
                 last_seen=record.reported_at,
             )
-            for signature, record in firsts.items()
+            # In one order, so that two ingests creating the same buckets never wait
+            # for each other both ways.
+            for signature, record in sorted(firsts.items())
         ],
         ignore_conflicts=True,
         batch_size=1000,

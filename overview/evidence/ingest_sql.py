@@ -303,13 +303,20 @@ def _count_hours(cursor: CursorWrapper) -> None:
 
 
 def _touch_buckets(cursor: CursorWrapper) -> None:
-    """Widen each bucket's first and last seen to the reports just stored."""
+    """Widen each bucket's first and last seen to the reports just stored.
+
+    Buckets are shared by releases, which other connections store at once (the lanes
+    of overview.evidence.ingest): the rows are locked in the order of their ids first,
+    so that two batches touching the same buckets wait for each other one way only."""
+    bucket = _table(ErrorBucket)
     cursor.execute(
-        f"UPDATE {_table(ErrorBucket)} b SET "
+        "WITH seen AS (SELECT bucket_id, min(reported_at) AS first, max(reported_at) AS last "
+        "FROM stored_crash_report GROUP BY bucket_id), "
+        f"widened AS (SELECT b.id FROM {bucket} b JOIN seen v ON b.id = v.bucket_id "
+        "WHERE b.first_seen IS NULL OR b.last_seen IS NULL "
+        "OR v.first < b.first_seen OR v.last > b.last_seen ORDER BY b.id FOR NO KEY UPDATE OF b) "
+        f"UPDATE {bucket} b SET "
         "first_seen = LEAST(COALESCE(b.first_seen, v.first), v.first), "
         "last_seen = GREATEST(COALESCE(b.last_seen, v.last), v.last) "
-        "FROM (SELECT bucket_id, min(reported_at) AS first, max(reported_at) AS last "
-        "FROM stored_crash_report GROUP BY bucket_id) AS v WHERE b.id = v.bucket_id "
-        "AND (b.first_seen IS NULL OR b.last_seen IS NULL "
-        "OR v.first < b.first_seen OR v.last > b.last_seen)"
+        "FROM seen v WHERE b.id = v.bucket_id AND b.id IN (SELECT id FROM widened)"
     )

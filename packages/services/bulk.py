@@ -32,7 +32,8 @@ def ids_for_names(
     missing = wanted - known.keys()
     if missing:
         model._default_manager.bulk_create(
-            [model(**{field_name: value}) for value in missing],
+            # Sorted: two callers creating the same rows wait for each other one way only.
+            [model(**{field_name: value}) for value in sorted(missing)],
             ignore_conflicts=True,
             batch_size=1000,
         )

@@ -8,7 +8,7 @@ from dataclasses import replace
 from datetime import timedelta
 
 import pytest
-from django.db import connection
+from django.db import OperationalError, connection
 
 from overview.evidence import ingest
 from overview.evidence.ingest import crash_reports_ingest
@@ -195,6 +195,27 @@ def test_a_record_the_driver_cannot_encode_is_skipped_alone_even_if_no_check_for
 
     assert (summary.inserted, summary.skipped) == (29, 1)
     assert "skipped crash report 'r30'" in caplog.text
+
+
+def test_a_batch_that_lost_a_deadlock_to_another_ingest_is_stored_again_whole(monkeypatch, caplog):
+    from psycopg import errors
+
+    publications_sync(ListSource([record()]), now=T0)
+    store, calls = ingest._ingest_batch, []
+
+    def losing_once(records, releases, texts):
+        calls.append(len(records))
+        if len(calls) == 1:  # as Django raises what PostgreSQL said
+            raise OperationalError("deadlock detected") from errors.DeadlockDetected()
+        return store(records, releases, texts)
+
+    monkeypatch.setattr(ingest, "_ingest_batch", losing_once)
+
+    summary = crash_reports_ingest([crash(n) for n in range(5)])
+
+    assert (summary.inserted, summary.skipped) == (5, 0)
+    assert calls == [5, 5]  # the batch again, not its reports one by one
+    assert "one by one" not in caplog.text
 
 
 def test_a_link_from_the_feed_that_is_not_http_is_dropped_and_the_report_kept():

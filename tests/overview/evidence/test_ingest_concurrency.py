@@ -1,6 +1,7 @@
-"""Ingests at once (the crash sync beside the intake's sync) on PostgreSQL, with real
-commits: each stores its reports batch by batch, neither waits for ever on the other nor
-makes the other give up a batch."""
+"""Ingests at once (the crash sync beside the intake's sync), and one ingest storing a
+batch's releases on several connections at once, on PostgreSQL with real commits: every
+report is stored and counted once, no one waits for ever on another nor makes another
+give up a batch."""
 
 from __future__ import annotations
 
@@ -10,12 +11,19 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from django.db import connection, connections
+from django.db import connection, connections, transaction
 
-from overview.evidence import partitions
+from overview.evidence import ingest, partitions
 from overview.evidence.ingest import crash_reports_ingest
-from overview.models import CrashCounter, CrashReport
+from overview.models import (
+    BucketVersionStat,
+    CrashCounter,
+    CrashReport,
+    ErrorBucket,
+    HourlyCrashCount,
+)
 from packages.services.sync import publications_sync
+from packages.sources.base import ReleaseRecord
 from tests.overview.evidence.test_ingest import crash
 from tests.packages.services.sync_fakes import ListSource, record
 
@@ -96,3 +104,112 @@ def test_two_ingests_that_both_bring_a_new_day_store_every_batch_whole(
     }
     assert CrashReport.objects.filter(reported_at__date=DAY.date()).count() == 80
     assert sorted(CrashCounter.objects.values_list("count", flat=True)) == [40, 40]
+
+
+RELEASES = {
+    "noble": "2.0-1ubuntu0.1",
+    "jammy": "2.0-1ubuntu0.22.04.1",
+    "focal": "2.0-1ubuntu0.20.04.1",
+}
+
+
+class ThreeReleases(ListSource):
+    def releases(self):
+        return [*super().releases(), ReleaseRecord("focal", "20.04")]
+
+
+@pytest.fixture
+def three_releases():
+    publications_sync(
+        ThreeReleases([record(release=r, version=v) for r, v in RELEASES.items()]), now=NOW
+    )
+
+
+@pytest.fixture
+def stores(monkeypatch):
+    """Which database connection stored each batch, of which releases and how many."""
+    seen: list[tuple[int, frozenset[str], int]] = []
+    store = ingest.ingest_batch_sql
+
+    def recording(fresh, **kwargs):
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_backend_pid()")
+            seen.append((cursor.fetchone()[0], frozenset(r.release for r in fresh), len(fresh)))
+        return store(fresh, **kwargs)
+
+    monkeypatch.setattr(ingest, "ingest_batch_sql", recording)
+    return seen
+
+
+def feed(count: int, *, start: datetime) -> list:
+    """Reports of the three releases, interleaved as a crash source sends them, in a few
+    buckets that every release shares (their first and last seen are touched by all)."""
+    releases = list(RELEASES.items())
+    return [
+        crash(
+            n,
+            release=releases[n % 3][0],
+            version=releases[n % 3][1],
+            signature=f"/usr/bin/apport:11:shared{n % 4}",
+            system_id=f"s{n % 7}",
+            reported_at=start + timedelta(minutes=n),
+        )
+        for n in range(count)
+    ]
+
+
+def test_a_batch_s_releases_are_stored_on_two_connections_at_once_and_counted_as_on_one(
+    three_releases, stores, settings, monkeypatch, caplog
+):
+    settings.PHASING_INGEST_CONNECTIONS = 2
+    monkeypatch.setattr(ingest, "BATCH", 30)
+    reports = feed(120, start=NOW - timedelta(hours=3))
+
+    with caplog.at_level(logging.WARNING, logger="overview.evidence.ingest"):
+        summary = crash_reports_ingest(reports, now=NOW)
+
+    assert (summary.received, summary.inserted, summary.skipped) == (120, 120, 0)
+    assert not [r.message for r in caplog.records if "batch failed" in r.message]
+    # Windows of two batches, each window's releases split between two connections.
+    by_connection: dict[int, set[str]] = {}
+    for pid, releases, _ in stores:
+        by_connection.setdefault(pid, set()).update(releases)
+    assert len(by_connection) == 2
+    first, second = by_connection.values()
+    assert first | second == set(RELEASES) and not first & second
+    assert max(size for _, _, size in stores) <= 30
+    assert sorted(CrashCounter.objects.values_list("count", flat=True)) == [40, 40, 40]
+    assert sum(HourlyCrashCount.objects.values_list("reports", flat=True)) == 120
+    assert sum(BucketVersionStat.objects.values_list("reports", flat=True)) == 120
+    # Each bucket seen first and last where its reports say, whichever release brought them.
+    for n, bucket in enumerate(ErrorBucket.objects.order_by("signature")):
+        assert bucket.first_seen == reports[n].reported_at
+        assert bucket.last_seen == reports[116 + n].reported_at
+
+    again = crash_reports_ingest(reports, now=NOW)
+    assert (again.inserted, again.duplicates) == (0, 120)
+
+
+def test_inside_the_caller_s_transaction_everything_is_stored_on_its_own_connection(
+    three_releases, stores, settings, monkeypatch
+):
+    settings.PHASING_INGEST_CONNECTIONS = 2
+    monkeypatch.setattr(ingest, "BATCH", 30)
+    with transaction.atomic():  # another connection could not see what this one writes
+        summary = crash_reports_ingest(feed(60, start=NOW - timedelta(hours=3)), now=NOW)
+
+    assert summary.inserted == 60
+    assert len(stores) == 2 and len({pid for pid, _, _ in stores}) == 1
+    assert all(releases == set(RELEASES) for _, releases, _ in stores)
+
+
+def test_releases_sent_one_after_another_are_shared_evenly_by_the_connections(monkeypatch):
+    monkeypatch.setattr(ingest, "BATCH", 5)
+    window = [crash(n) for n in range(6)] + [crash(10 + n, release="jammy") for n in range(4)]
+
+    lanes = ingest._by_lane(window, 2)
+
+    # Batches of one release each; the second connection's jammy batch and the rest of
+    # noble's weigh as much as the first connection's batch.
+    assert [[len(batch) for batch in lane] for lane in lanes] == [[5], [4, 1]]
+    assert [{r.release for r in batch} for batch in lanes[1]] == [{"jammy"}, {"noble"}]
