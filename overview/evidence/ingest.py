@@ -46,7 +46,7 @@ class IngestSummary:
     errors: list[str] = field(default_factory=list)
 
     def add(self, stored: IngestSummary) -> None:
-        """What a part of a batch stored (its records were received as the batch's)."""
+        """What one connection's part of a window stored (received counts the window)."""
         self.inserted += stored.inserted
         self.duplicates += stored.duplicates
         self.skipped += stored.skipped
@@ -174,11 +174,11 @@ def crash_reports_ingest(
     Safe to re-run over the same records: external ids are unique, counters are
     recounted from the stored reports rather than incremented.
 
-    Each batch is checked in a second thread while the one before it is stored: the
-    store mostly waits for the database, so the checks cost no time of their own. The
-    records themselves are read here, in the caller's thread (a source may read them
-    from the database, on this thread's connection). On PostgreSQL, outside a
-    transaction, a batch's releases are stored on several connections at once (_Lanes).
+    Each window of records is checked in a second thread while the one before it is
+    stored: the store mostly waits for the database, so the checks cost no time of their
+    own. The records themselves are read here, in the caller's thread (a source may read
+    them from the database, on this thread's connection). On PostgreSQL, outside a
+    transaction, a window's releases are stored on several connections at once (_Lanes).
     """
     summary = IngestSummary()
     now = now or timezone.now()
@@ -216,7 +216,7 @@ def crash_reports_ingest(
 
 class _Lanes:
     """Where the reports are stored: on the caller's connection and, on PostgreSQL outside
-    a transaction, on PHASING_INGEST_CONNECTIONS - 1 more at once, each its own releases.
+    a transaction, on PHASING_INGEST_CONNECTIONS - 1 more at once.
 
     An ingest's time is mostly the database's statements, on one connection and one
     core. Releases share no counter, and two ingests already take turns per release only
