@@ -141,7 +141,7 @@ def stores(monkeypatch):
     return seen
 
 
-def feed(count: int, *, start: datetime) -> list:
+def feed(count: int, *, start: datetime, machines: int = 7) -> list:
     """Reports of the three releases, interleaved as a crash source sends them, in a few
     buckets that every release shares (their first and last seen are touched by all)."""
     releases = list(RELEASES.items())
@@ -151,7 +151,7 @@ def feed(count: int, *, start: datetime) -> list:
             release=releases[n % 3][0],
             version=releases[n % 3][1],
             signature=f"/usr/bin/apport:11:shared{n % 4}",
-            system_id=f"s{n % 7}",
+            system_id=f"s{(n // 2) % machines}",
             reported_at=start + timedelta(minutes=n),
         )
         for n in range(count)
@@ -213,3 +213,36 @@ def test_releases_sent_one_after_another_are_shared_evenly_by_the_connections(mo
     # noble's weigh as much as the first connection's batch.
     assert [[len(batch) for batch in lane] for lane in lanes] == [[5], [4, 1]]
     assert [{r.release for r in batch} for batch in lanes[1]] == [{"jammy"}, {"noble"}]
+
+
+def test_two_ingests_each_on_two_connections_over_the_same_releases_and_buckets_count_once(
+    three_releases, settings, monkeypatch, caplog
+):
+    settings.PHASING_INGEST_CONNECTIONS = 2
+    monkeypatch.setattr(ingest, "BATCH", 20)
+    # Few machines, each crashing again in the same buckets and hours.
+    reports = feed(240, start=NOW - timedelta(hours=5), machines=2)
+    # The crash sync and the intake's sync at once, over the same hours of every release
+    # in the same buckets; a quarter of the reports come both ways.
+    intake = [r for n, r in enumerate(reports) if n // 3 % 2]
+    sync = [r for n, r in enumerate(reports) if not n // 3 % 2] + intake[::4]
+
+    with caplog.at_level(logging.WARNING, logger="overview.evidence.ingest"):
+        results = run_at_once(sync, intake)
+
+    assert sum(r.inserted for r in results) == 240
+    assert sum(r.duplicates for r in results) == 30
+    assert not [r.message for r in caplog.records if "batch failed" in r.message]
+    assert sum(CrashCounter.objects.values_list("count", flat=True)) == 240
+    assert sum(HourlyCrashCount.objects.values_list("reports", flat=True)) == 240
+    # A machine counts once per bucket and hour, whichever ingest stored its report first.
+    events = {
+        (r.release, r.signature, r.system_id, r.reported_at.replace(minute=0)) for r in reports
+    }
+    assert sum(HourlyCrashCount.objects.values_list("events", flat=True)) == len(events)
+    assert sum(BucketVersionStat.objects.values_list("reports", flat=True)) == 240
+    for n, bucket in enumerate(ErrorBucket.objects.order_by("signature")):
+        assert (bucket.first_seen, bucket.last_seen) == (
+            reports[n].reported_at,
+            reports[236 + n].reported_at,
+        )
