@@ -153,8 +153,8 @@ PHASING_JUDGEMENT_REUSE = env_bool("PHASING_JUDGEMENT_REUSE", True)
 # their day partitions (PostgreSQL) created this many days ahead.
 PHASING_CRASH_REPORT_RETENTION_DAYS = env_int("PHASING_CRASH_REPORT_RETENTION_DAYS", 90, minimum=1)
 PHASING_CRASH_PARTITIONS_AHEAD = env_int("PHASING_CRASH_PARTITIONS_AHEAD", 7, minimum=1)
-# Connections that store one batch of crash reports at once, each its own releases'
-# reports (PostgreSQL; 1: one connection, as on SQLite).
+# Connections that store a window of crash reports at once, as batches of one release
+# each (PostgreSQL; 1: one connection, as on SQLite).
 PHASING_INGEST_CONNECTIONS = env_int("PHASING_INGEST_CONNECTIONS", 2, minimum=1)
 # The period over which "crashes averted" by a halt are estimated, at 100%.
 PHASING_AVERTED_DAYS = env_int("PHASING_AVERTED_DAYS", 7, minimum=1)

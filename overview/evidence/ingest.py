@@ -301,6 +301,11 @@ def _store_part(
     return part
 
 
+# A driver that cannot even encode a value (UnicodeError) or a value it refuses
+# (ValueError) fails like a database that refuses the row: that record alone.
+_UNSTORABLE = (DatabaseError, UnicodeError, ValueError)
+
+
 def _ingest_batch_or_each(
     records: Sequence[CrashReportRecord],
     releases: dict[str, int],
@@ -309,28 +314,40 @@ def _ingest_batch_or_each(
 ) -> int:
     """The batch in one go; if the database refuses it, each record alone, so a record
     that no check foresaw is skipped by itself and the reports beside it are kept. A
-    batch that lost a race with another ingest (a deadlock) is simply stored again."""
-    # A driver that cannot even encode a value (UnicodeError) or a value it refuses
-    # (ValueError) fails like a database that refuses the row: that record alone.
-    unstorable = (DatabaseError, UnicodeError, ValueError)
-    for attempt in range(1, RACES_RETRIED + 2):
-        try:
-            return _ingest_batch(records, releases, texts)
-        except unstorable as error:
-            if attempt <= RACES_RETRIED and _lost_a_race(error):
-                log.info("a crash batch lost a race with another ingest (%s); again", error)
-                continue
-            log.warning(
-                "a crash batch failed (%s); storing its %d reports one by one", error, len(records)
-            )
-            break
+    record that still loses its races with other ingests is not skipped: the ingest
+    fails, and the sync, recorded as failed, asks for it again."""
+    try:
+        return _ingest_racing(records, releases, texts)
+    except _UNSTORABLE as error:
+        log.warning(
+            "a crash batch failed (%s); storing its %d reports one by one", error, len(records)
+        )
     inserted = 0
     for record in records:
         try:
-            inserted += _ingest_batch([record], releases, texts)
-        except unstorable as error:
+            inserted += _ingest_racing([record], releases, texts)
+        except _UNSTORABLE as error:
+            if _lost_a_race(error):
+                raise
             summary.skip(f"{record.external_id!r:.120}", f"the database refused it: {error}")
     return inserted
+
+
+def _ingest_racing(
+    records: Sequence[CrashReportRecord],
+    releases: dict[str, int],
+    texts: dict[int, tuple[str, str] | None],
+) -> int:
+    """_ingest_batch, stored again (RACES_RETRIED times) while it loses a race with
+    another ingest: nothing about its records made it fail."""
+    for _ in range(RACES_RETRIED):
+        try:
+            return _ingest_batch(records, releases, texts)
+        except DatabaseError as error:
+            if not _lost_a_race(error):
+                raise
+            log.info("a crash batch lost a race with another ingest (%s); again", error)
+    return _ingest_batch(records, releases, texts)
 
 
 def _lost_a_race(error: Exception) -> bool:

@@ -42,8 +42,10 @@ def is_partitioned() -> bool:
 
 def partition_days() -> list[date]:
     """The days that have a partition, oldest first."""
-    if not is_partitioned():
-        return []
+    return _partition_days() if is_partitioned() else []
+
+
+def _partition_days() -> list[date]:
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid "
@@ -74,14 +76,15 @@ def ensure(days: Iterable[date]) -> list[date]:
     the whole table's lock, so two ingests that each did it inside their own write
     transaction waited for each other for ever (PostgreSQL broke the tie by refusing one
     batch). Here one creates the day's partition and commits; the other waits for it and
-    finds the day done."""
+    finds the day done. Called inside a caller's transaction, the locks are the caller's
+    until it commits, as before."""
     wanted = set(days)
-    if not wanted or not is_partitioned() or wanted <= set(partition_days()):
+    if not wanted or not is_partitioned() or wanted <= set(_partition_days()):
         return []
     created = []
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SELECT pg_advisory_xact_lock(%s)", [CREATE_LOCK])
-        for day in sorted(wanted - set(partition_days())):
+        for day in sorted(wanted - set(_partition_days())):
             start = datetime.combine(day, time(), tzinfo=UTC)
             cursor.execute(
                 f"SELECT 1 FROM {DEFAULT} WHERE reported_at >= %s AND reported_at < %s LIMIT 1",

@@ -218,6 +218,24 @@ def test_a_batch_that_lost_a_deadlock_to_another_ingest_is_stored_again_whole(mo
     assert "one by one" not in caplog.text
 
 
+def test_a_report_that_keeps_losing_races_fails_the_ingest_rather_than_being_skipped(
+    monkeypatch, caplog
+):
+    from psycopg import errors
+
+    publications_sync(ListSource([record()]), now=T0)
+
+    def always_losing(records, releases, texts):
+        raise OperationalError("deadlock detected") from errors.DeadlockDetected()
+
+    monkeypatch.setattr(ingest, "_ingest_batch", always_losing)
+
+    # Nothing is wrong with the reports: the sync fails, is recorded so, and asks again.
+    with pytest.raises(OperationalError):
+        crash_reports_ingest([crash(n) for n in range(3)])
+    assert "refused" not in caplog.text
+
+
 def test_a_link_from_the_feed_that_is_not_http_is_dropped_and_the_report_kept():
     publications_sync(ListSource([record()]), now=T0)
     crash_reports_ingest([crash(1, web_link="javascript:alert(1)")])

@@ -35,6 +35,15 @@ pytestmark = [
 ]
 
 NOW = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)
+
+
+@pytest.fixture(autouse=True)
+def no_second_chances(monkeypatch):
+    """A batch that loses a race is not stored again here: a deadlock fails the test
+    instead of hiding behind the retry."""
+    monkeypatch.setattr(ingest, "RACES_RETRIED", 0)
+
+
 # A day no other test stores reports on, so that its partition is missing here.
 DAY = NOW - timedelta(days=41)
 
@@ -72,6 +81,9 @@ def run_at_once(*feeds: list) -> list:
         thread.start()
     for thread in threads:
         thread.join(timeout=60)
+    for result in results:
+        if isinstance(result, BaseException):
+            raise result
     return results
 
 
