@@ -10,7 +10,7 @@ from datetime import timedelta
 import pytest
 from django.db import OperationalError, connection
 
-from overview.evidence import ingest
+from overview.evidence import ingest, ingest_checks, ingest_store
 from overview.evidence.ingest import crash_reports_ingest
 from overview.evidence.sources.base import CrashReportRecord
 from overview.models import (
@@ -166,13 +166,11 @@ def test_one_bad_record_is_skipped_alone_and_the_rest_of_its_batch_is_kept(poiso
 def test_a_record_the_database_refuses_is_skipped_alone_even_if_no_check_foresaw_it(
     monkeypatch, caplog
 ):
-    from overview.evidence import ingest
-
     if connection.vendor != "postgresql":
         pytest.skip("SQLite stores a NUL byte: there is nothing for it to refuse")
     publications_sync(ListSource([record()]), now=T0)
     monkeypatch.setattr(
-        ingest, "_valid", lambda record, releases, now, names: ("", None)
+        ingest_checks, "_valid", lambda record, releases, now, names: ("", None)
     )  # no checks at all
     summary = crash_reports_ingest([crash(1), crash(2, stack_trace="nul\x00"), crash(3)])
     assert (summary.inserted, summary.skipped) == (2, 1)
@@ -183,11 +181,9 @@ def test_a_record_the_database_refuses_is_skipped_alone_even_if_no_check_foresaw
 def test_a_record_the_driver_cannot_encode_is_skipped_alone_even_if_no_check_foresaw_it(
     monkeypatch, caplog
 ):
-    from overview.evidence import ingest
-
     publications_sync(ListSource([record()]), now=T0)
     monkeypatch.setattr(
-        ingest, "_valid", lambda record, releases, now, names: ("", None)
+        ingest_checks, "_valid", lambda record, releases, now, names: ("", None)
     )  # no checks at all
     batch = [crash(n) for n in range(1, 30)] + [crash(30, stack_trace="#0 \ud800 ()")]
 
@@ -201,7 +197,7 @@ def test_a_batch_that_lost_a_deadlock_to_another_ingest_is_stored_again_whole(mo
     from psycopg import errors
 
     publications_sync(ListSource([record()]), now=T0)
-    store, calls = ingest._ingest_batch, []
+    store, calls = ingest_store._store_batch, []
 
     def losing_once(records, releases, texts):
         calls.append(len(records))
@@ -209,7 +205,7 @@ def test_a_batch_that_lost_a_deadlock_to_another_ingest_is_stored_again_whole(mo
             raise OperationalError("deadlock detected") from errors.DeadlockDetected()
         return store(records, releases, texts)
 
-    monkeypatch.setattr(ingest, "_ingest_batch", losing_once)
+    monkeypatch.setattr(ingest_store, "_store_batch", losing_once)
 
     summary = crash_reports_ingest([crash(n) for n in range(5)])
 
@@ -228,7 +224,7 @@ def test_a_report_that_keeps_losing_races_fails_the_ingest_rather_than_being_ski
     def always_losing(records, releases, texts):
         raise OperationalError("deadlock detected") from errors.DeadlockDetected()
 
-    monkeypatch.setattr(ingest, "_ingest_batch", always_losing)
+    monkeypatch.setattr(ingest_store, "_store_batch", always_losing)
 
     # Nothing is wrong with the reports: the sync fails, is recorded so, and asks again.
     with pytest.raises(OperationalError):

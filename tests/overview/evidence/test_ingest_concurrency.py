@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.db import connection, connections, transaction
 
-from overview.evidence import ingest, partitions
+from overview.evidence import ingest, ingest_store, partitions
 from overview.evidence.ingest import crash_reports_ingest
 from overview.models import (
     BucketVersionStat,
@@ -41,7 +41,7 @@ NOW = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)
 def no_second_chances(monkeypatch):
     """A batch that loses a race is not stored again here: a deadlock fails the test
     instead of hiding behind the retry."""
-    monkeypatch.setattr(ingest, "RACES_RETRIED", 0)
+    monkeypatch.setattr(ingest_store, "RACES_RETRIED", 0)
 
 
 # A day no other test stores reports on, so that its partition is missing here.
@@ -105,7 +105,7 @@ def test_two_ingests_that_both_bring_a_new_day_store_every_batch_whole(
         for n in range(40)
     ]
 
-    with caplog.at_level(logging.WARNING, logger="overview.evidence.ingest"):
+    with caplog.at_level(logging.WARNING, logger="overview.evidence"):
         results = run_at_once(noble, jammy)
 
     assert [r.inserted for r in results] == [40, 40]
@@ -141,7 +141,7 @@ def three_releases():
 def stores(monkeypatch):
     """Which database connection stored each batch, of which releases and how many."""
     seen: list[tuple[int, frozenset[str], int]] = []
-    store = ingest.ingest_batch_sql
+    store = ingest_store.ingest_batch_sql
 
     def recording(fresh, **kwargs):
         with connection.cursor() as cursor:
@@ -149,7 +149,7 @@ def stores(monkeypatch):
             seen.append((cursor.fetchone()[0], frozenset(r.release for r in fresh), len(fresh)))
         return store(fresh, **kwargs)
 
-    monkeypatch.setattr(ingest, "ingest_batch_sql", recording)
+    monkeypatch.setattr(ingest_store, "ingest_batch_sql", recording)
     return seen
 
 
@@ -177,7 +177,7 @@ def test_a_batch_s_releases_are_stored_on_two_connections_at_once_and_counted_as
     monkeypatch.setattr(ingest, "BATCH", 30)
     reports = feed(120, start=NOW - timedelta(hours=3))
 
-    with caplog.at_level(logging.WARNING, logger="overview.evidence.ingest"):
+    with caplog.at_level(logging.WARNING, logger="overview.evidence"):
         summary = crash_reports_ingest(reports, now=NOW)
 
     assert (summary.received, summary.inserted, summary.skipped) == (120, 120, 0)
@@ -239,7 +239,7 @@ def test_two_ingests_each_on_two_connections_over_the_same_releases_and_buckets_
     intake = [r for n, r in enumerate(reports) if n // 3 % 2]
     sync = [r for n, r in enumerate(reports) if not n // 3 % 2] + intake[::4]
 
-    with caplog.at_level(logging.WARNING, logger="overview.evidence.ingest"):
+    with caplog.at_level(logging.WARNING, logger="overview.evidence"):
         results = run_at_once(sync, intake)
 
     assert sum(r.inserted for r in results) == 240
