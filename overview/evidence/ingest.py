@@ -8,13 +8,14 @@ import logging
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from itertools import islice
 
 from django.conf import settings
 from django.db import connection, connections
 from django.utils import timezone
 
+from overview.evidence import partitions
 from overview.evidence.ingest_checks import CheckedBatch, checked_batch
 from overview.evidence.ingest_store import batch_store
 from overview.evidence.sources.base import CrashReportRecord
@@ -93,6 +94,8 @@ def crash_reports_ingest(
             summary.received += checked.size
             for name, why in checked.refused:
                 summary.skip(name, why)
+            # Once a window, before any batch's transaction: partitions.ensure says why.
+            partitions.ensure({r.reported_at.astimezone(UTC).date() for r in checked.kept})
             for stored in lanes.store(checked.kept, checked.texts):
                 summary.add(stored)
             if progress:

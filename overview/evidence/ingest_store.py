@@ -1,18 +1,16 @@
-"""One batch of checked crash reports into the database, in its own transaction: the
-buckets and packages it needs, then its reports and counters (ingest_sql on PostgreSQL,
-ingest_portable elsewhere). A batch the database refuses is stored one record at a time,
-so only the record it refuses is skipped; a batch that loses a race with another ingest
-is stored again."""
+"""One batch of checked crash reports into the database, in its own transaction (its
+days' partitions made by the caller, before it): the buckets and packages it needs, then
+its reports and counters (ingest_sql on PostgreSQL, ingest_portable elsewhere). A batch
+the database refuses is stored one record at a time, so only the record it refuses is
+skipped; a batch that loses a race with another ingest is stored again."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from datetime import UTC
 
 from django.db import DatabaseError, transaction
 
-from overview.evidence import partitions
 from overview.evidence.ingest_portable import ingest_batch_portable
 from overview.evidence.ingest_sql import ingest_batch_sql
 from overview.evidence.sources.base import CrashReportRecord, bucket_type, install_failure_buckets
@@ -93,8 +91,6 @@ def _store_batch(
     record (from its check)."""
     if not records:
         return 0
-    # Outside the batch's transaction: partitions.ensure says why.
-    partitions.ensure({r.reported_at.astimezone(UTC).date() for r in records})
     if bulk.uses_postgresql():
         fresh = list({r.external_id: r for r in records}.values())
         with transaction.atomic():
