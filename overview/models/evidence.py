@@ -15,6 +15,7 @@ from django.urls import reverse
 from packages import links
 from packages.domain import inputs
 from packages.models import Release, SourcePackage
+from packages.models.loading import LoadedFromRows
 
 
 class ProblemType(models.TextChoices):
@@ -25,7 +26,7 @@ class ProblemType(models.TextChoices):
     INSTALL_FAILURE = "package", "install failure"
 
 
-class ErrorBucket(models.Model):
+class ErrorBucket(LoadedFromRows, models.Model):
     """Crashes (or package install failures) grouped by signature, as the error tracker's
     buckets."""
 

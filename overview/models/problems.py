@@ -10,6 +10,7 @@ from django.db.models.functions import Coalesce
 
 from overview.models.evidence import ErrorBucket
 from packages.models import Publication, SourcePackage
+from packages.models.loading import LoadedFromRows
 from packages.validators import validate_version
 
 
@@ -69,7 +70,7 @@ class ProblemQuerySet(models.QuerySet["Problem"]):
         return Coalesce(Subquery(counted, output_field=models.IntegerField()), 0)
 
 
-class Problem(models.Model):
+class Problem(LoadedFromRows, models.Model):
     """A bucket new in this version, a clear rise in crash rate, or (a library's update)
     its dependents crashing more on machines that have it, for one publication."""
 

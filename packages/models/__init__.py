@@ -22,6 +22,7 @@ from packages.holds import UnknownVersion as UnknownVersion
 # Policies, the status of sources and services, and leases in their own modules.
 from packages.models.accounts import SingleSignOnIdentity as SingleSignOnIdentity
 from packages.models.labels import label_of
+from packages.models.loading import LoadedFromRows
 from packages.models.policies import Policy as Policy
 from packages.models.scheduled import ScheduledAction as ScheduledAction
 from packages.models.scheduled import ScheduledChange as ScheduledChange
@@ -34,7 +35,7 @@ from packages.source_facts import WritePermission as WritePermission
 from packages.validators import validate_source_name, validate_version
 
 
-class Release(models.Model):
+class Release(LoadedFromRows, models.Model):
     codename = models.SlugField(max_length=40, unique=True)
     version = models.CharField(max_length=20, help_text="For example 24.04")
     supported = models.BooleanField(default=True)
@@ -66,7 +67,7 @@ class Person(models.Model):
         return f"{self.name} <{self.email}>"
 
 
-class SourcePackage(models.Model):
+class SourcePackage(LoadedFromRows, models.Model):
     name = models.CharField(max_length=200, unique=True, validators=[validate_source_name])
 
     class Meta:
@@ -141,7 +142,7 @@ def _update_url_pattern(prefix: str, urlconf: str | None) -> str:
     return reverse("overview:update", args=[123456789]).replace("123456789", "{}")
 
 
-class Publication(SourceFacts, models.Model):
+class Publication(SourceFacts, LoadedFromRows, models.Model):
     source_package = models.ForeignKey(
         SourcePackage, on_delete=models.CASCADE, related_name="publications"
     )
