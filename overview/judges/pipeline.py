@@ -81,12 +81,15 @@ def publications_judge(
     activity = reads.activity(publications, since=first - DAY)
     others = reads.controls(publications, since=first)
     test = judge_settings()
-    inputs = (
-        test,
-        getattr(settings, "PHASING_UPTAKE_ESTIMATE_FACTOR", 1),
-        settings.PHASING_JUDGE_HISTORY,
-        settings.PHASING_UPTAKE_HOURS,
-        settings.PHASING_RATE_BASELINE_DAYS,
+    # The judge's settings, hashed once: every update's key carries them.
+    inputs = stamps.digest(
+        (
+            test,
+            getattr(settings, "PHASING_UPTAKE_ESTIMATE_FACTOR", 1),
+            settings.PHASING_JUDGE_HISTORY,
+            settings.PHASING_UPTAKE_HOURS,
+            settings.PHASING_RATE_BASELINE_DAYS,
+        )
     )
     keys = {}
     if reuse.enabled():

@@ -92,7 +92,7 @@ def stamps_of(
     )
     # Hashed once per release: every update's stamp carries it.
     release = {
-        r: _digest(
+        r: digest(
             (versions, release_stamp(activity.get(r, {}), others.get(r), last_hour=last_hour))
         )
         for r in releases
@@ -132,7 +132,7 @@ def release_stamp(
     )
 
 
-def _digest(value: Any) -> str:
+def digest(value: Any) -> str:
     return hashlib.blake2b(pickle.dumps(value, protocol=5), digest_size=16).hexdigest()
 
 
