@@ -64,6 +64,7 @@ from overview.judges import dependents, verdicts
 from overview.judges import pipeline as judging
 from overview.judges.crash_source import crash_source as configured_crash_source
 from overview.models import Verdict
+from packages.collector import collector_paused
 from packages.domain import policy as policy_rules
 from packages.holds import HoldReason
 from packages.models import (
@@ -145,7 +146,8 @@ def tick(
     chosen = releases_in_phasing() if releases is None else sorted(releases)
     outcomes: list[TickOutcome] = []
     for release in chosen:
-        outcomes += _tick_release(release, now=now, dry_run=dry_run, source=source)
+        with collector_paused():
+            outcomes += _tick_release(release, now=now, dry_run=dry_run, source=source)
     return outcomes
 
 

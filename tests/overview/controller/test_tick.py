@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from datetime import timedelta
 
 import pytest
@@ -282,3 +283,23 @@ def test_a_pause_a_person_set_while_the_tick_judged_is_what_the_tick_decides_on(
     untouched.refresh_from_db()
     assert (publication.phased_update_percentage, publication.hold_reason) == (10, "paused")
     assert untouched.phased_update_percentage == 20
+
+
+def test_a_release_is_decided_with_the_cyclic_collector_paused_and_it_runs_again_after(
+    crashes, monkeypatch
+):
+    # Its hundreds of thousands of objects at 20,000 updates cost a third of the tick's
+    # CPU in the collector's passes over them (packages.collector).
+    PublicationFactory(last_increase_at=T0)
+    seen = []
+    ask = crashes.problems
+
+    def asked(queries, *, now):
+        seen.append(gc.isenabled())
+        return ask(queries, now=now)
+
+    monkeypatch.setattr(crashes, "problems", asked)
+    gc.enable()
+    tick(crashes, T0 + 6 * HOURS)
+    assert seen == [False]
+    assert gc.isenabled()
