@@ -15,7 +15,15 @@ import time
 from datetime import timedelta
 from pathlib import Path
 
-from bench.env import ROOT, SCALE, peak_rss_mib, peak_rss_reset, product_env, rss_mib
+from bench.env import (
+    ROOT,
+    SCALE,
+    cache_clear,
+    peak_rss_mib,
+    peak_rss_reset,
+    product_env,
+    rss_mib,
+)
 
 RESULTS = ROOT / "bench" / "results"
 
@@ -124,7 +132,6 @@ def _ticks_reusing(controller, source, now, *, changed) -> dict[str, dict]:
     the tick judges and writes that share. Nothing else is due: an update steps once an
     interval (hours), not at every beat (minutes)."""
     from django.conf import settings
-    from django.core.cache import cache
     from django.db import transaction
 
     from overview.judges import pipeline as judging
@@ -133,7 +140,7 @@ def _ticks_reusing(controller, source, now, *, changed) -> dict[str, dict]:
 
     beat = settings.PHASING_TICK_INTERVAL
 
-    cache.clear()
+    cache_clear()
     settled = transaction.savepoint()
     controller.tick(now=now, crash_source=source)
     controller.tick(now=now + beat, crash_source=source)

@@ -12,7 +12,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from bench.env import ROOT, STATIC_ROOT, peak_rss_mib, product_env
+from bench.env import ROOT, STATIC_ROOT, cache_clear, peak_rss_mib, product_env
 
 PORT = int(os.environ.get("BENCH_PORT", "8765"))
 WORKERS = int(os.environ.get("BENCH_WORKERS", "2"))
@@ -246,7 +246,6 @@ def under_load() -> dict:
     Twice: as the product is configured by default (every request rendered), and with
     the anonymous page cache on (bench.settings), each beside its own static baseline.
     """
-    from django.core.cache import cache
 
     env = product_env()
     results: dict = {"workers": WORKERS, "connections": CONNECTIONS, "seconds": DURATION}
@@ -273,7 +272,7 @@ def under_load() -> dict:
             )
         )
     for settings, suffix, targets, root in runs:
-        cache.clear()
+        cache_clear()
         with Gunicorn({**env, "PHASING_PAGE_CACHE_SECONDS": "0"}, settings, root) as server:
             for name, path in {"static_overview": STATIC_PATH, **targets}.items():
                 wrk(base + path, seconds=3)  # warm up: connections, caches, first query plans
