@@ -38,13 +38,14 @@ def stamps_of(
     if not publications:
         return {}
     releases = {p.release_id for p in publications}
-    # Every package published in these releases: more than these updates' (a superset
-    # costs the database a few groups more, and no list of thousands of ids to send).
-    packages = Publication.objects.filter(release_id__in=releases).values("source_package_id")
+    # These updates' own packages, sent as one array: every package published in the
+    # release would group every counter of the archive (at ten times today's archive a
+    # settled tick of 200 updates took 10.5 s that way, 4.1 s this one).
+    packages = {p.source_package_id for p in publications}
     ids = [p.pk for p in publications]
     hourly = _grouped(
         HourlyCrashCount.objects.filter(
-            release_id__in=releases, source_package_id__in=packages, hour__gte=since
+            release_id__in=releases, source_package_id__any=packages, hour__gte=since
         ),
         ("release_id", "source_package_id"),
         rows=Count("id"),
@@ -54,7 +55,7 @@ def stamps_of(
     )
     # Every day: the baselines read the days before publication, the crash source today's.
     daily = _grouped(
-        CrashCounter.objects.filter(release_id__in=releases, source_package_id__in=packages),
+        CrashCounter.objects.filter(release_id__in=releases, source_package_id__any=packages),
         ("release_id", "source_package_id"),
         rows=Count("id"),
         count=Sum("count"),
