@@ -246,7 +246,6 @@ def under_load() -> dict:
     Twice: as the product is configured by default (every request rendered), and with
     the anonymous page cache on (bench.settings), each beside its own static baseline.
     """
-
     env = product_env()
     results: dict = {"workers": WORKERS, "connections": CONNECTIONS, "seconds": DURATION}
     rss = []
