@@ -7,9 +7,9 @@ from django.db import connection
 
 from overview.evidence.counters import judging_counts_recount
 from overview.evidence.ingest import crash_reports_ingest
-from overview.evidence.sources.base import CrashReportRecord
 from packages.models import Release, SourcePackage
 from packages.services.sync import publications_sync
+from tests.overview.evidence.test_ingest import crash, glibc_update
 from tests.packages.services.sync_fakes import T0, ListSource, record
 
 pytestmark = [pytest.mark.django_db, pytest.mark.embedded]
@@ -41,36 +41,8 @@ def test_the_sqlite_recount_reads_the_reports_of_its_hours_not_every_report_of_t
     300 updates slowed hour after hour as the reports piled up."""
     if connection.vendor != "sqlite":
         pytest.skip("SQLite's own statement")
-    publications_sync(
-        ListSource(
-            [
-                record(binaries=("apport",)),
-                record(
-                    source_package="glibc",
-                    version="2.40",
-                    previous_version="2.39",
-                    binaries=("libc6", "libc-bin"),
-                ),
-            ]
-        ),
-        now=T0,
-    )
-    crash_reports_ingest(
-        [
-            CrashReportRecord(
-                external_id="r1",
-                signature="/usr/bin/apport:11:crash",
-                release="noble",
-                source_package="apport",
-                version="2.0-1ubuntu0.1",
-                architecture="amd64",
-                reported_at=T0,
-                system_id="s1",
-                stack_trace="#0 crash ()",
-                package_versions={"libc6": "2.40"},
-            )
-        ]
-    )
+    publications_sync(ListSource([record(binaries=("apport",)), glibc_update()]), now=T0)
+    crash_reports_ingest([crash(1, package_versions={"libc6": "2.40"})])
 
     plan = _recount_plan()
 
