@@ -129,6 +129,14 @@ def installed_shares_for(percentages: Sequence[int], uptakes: Sequence[float]) -
     return _shares(percentages, np.asarray(uptakes, dtype=float))
 
 
+def with_ignorers(shares: np.ndarray, ignorers: float) -> np.ndarray:
+    """The most machines that may be on the new version when a share `ignorers` of them
+    takes it whatever the percentage (a chroot, `APT::Get::Always-Include-Phased-Updates`,
+    a tool that installs regardless): the regression test's shares, which must not be
+    too low for the test to hold."""
+    return ignorers + (1 - ignorers) * shares
+
+
 def _shares(percentages: Sequence[int], uptakes: np.ndarray) -> np.ndarray:
     """installed_shares for several uptake times at once: one row per uptake."""
     if not len(percentages):

@@ -89,6 +89,7 @@ def publications_judge(
             settings.PHASING_JUDGE_HISTORY,
             settings.PHASING_UPTAKE_HOURS,
             settings.PHASING_RATE_BASELINE_DAYS,
+            settings.PHASING_JUDGE_IGNORERS,
         )
     )
     keys = {}
@@ -275,8 +276,13 @@ def _anchored(
     publication: Publication,
     start: datetime,
 ) -> Judgement:
-    """The judgement with the anchored test deciding whether the rate rose: it needs no
-    share taken at the fast end, so it is the one that halts where a history exists."""
+    """The judgement with the anchored and the concurrent test deciding together whether
+    the rate rose. Each sees rises the other cannot: the anchored test needs no share taken
+    at the fast end, but its null may take any uptake, so a busy package whose history
+    varies a lot from day to day (little said by the level) and whose uptake is slow
+    looks to it like a healthy one taken up at once; the concurrent test, with the uptake
+    measured, sees the rise in the split alone. The mean of two e-processes is one (Vovk
+    and Wang 2021), so halting when the mean reaches 1/α keeps the false-halt bound."""
     key = (publication.release_id, publication.source_package_id)
     moments = [start + timedelta(hours=h) for h in range(len(anchor.expected))]
     new_counts = counts.get((*key, publication.version), {})
@@ -290,26 +296,33 @@ def _anchored(
         side=exposure.sightings_log_likelihood(sightings),
         anchor=anchor,
     )
-    assessment = judgement.assessment
-    if found.evidence >= 1 / test.alpha:
+    concurrent = judgement.assessment
+    evidence = sequential.mean_evidence(concurrent.evidence, found.evidence)
+    if evidence >= 1 / test.alpha:
+        # The figures of the test that carries the halt (its own evidence is the larger,
+        # so at least 1/α: its lower bound is above 1).
+        if found.evidence >= concurrent.evidence:
+            ratio, lower = found.ratio, found.lower
+        else:
+            ratio, lower = concurrent.ratio, concurrent.lower
         assessment = replace(
-            assessment,
+            concurrent,
             verdict=sequential.Finding.REGRESSED,
-            ratio=found.ratio,
-            lower=found.lower,
-            evidence=found.evidence,
+            ratio=ratio,
+            lower=lower,
+            evidence=evidence,
             needed=0,
         )
     else:
-        verdict = assessment.verdict
+        verdict = concurrent.verdict
         if verdict == sequential.Finding.REGRESSED:
             verdict = sequential.Finding.INSUFFICIENT
         assessment = replace(
-            assessment,
+            concurrent,
             verdict=verdict,
-            ratio=found.ratio if found.ratio is not None else assessment.ratio,
-            lower=min(assessment.lower, 1.0),
-            evidence=found.evidence,
+            ratio=found.ratio if found.ratio is not None else concurrent.ratio,
+            lower=min(concurrent.lower, 1.0),
+            evidence=evidence,
         )
     return replace(judgement, assessment=assessment)
 
@@ -344,6 +357,7 @@ def _judge(
     high, low, middle = exposure.installed_shares_for(
         percentages, (uptake.fast, uptake.slow, uptake.hours)
     )
+    high = exposure.with_ignorers(high, settings.PHASING_JUDGE_IGNORERS)
     key = (publication.release_id, publication.source_package_id)
     new_counts = counts.get((*key, publication.version), {})
     old_counts = (

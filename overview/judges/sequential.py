@@ -165,6 +165,16 @@ class SequentialTest:
         return math.exp((int(rejected.min()) - GRID_HALF_WIDTH) * self.step)
 
 
+def mean_evidence(*evidence: float) -> float:
+    """Several tests' evidence against "no rise" as one: their mean. Each is an e-process
+    (at most 1 in expectation at any stopping time while the rate did not rise), and so is
+    their mean (Vovk and Wang 2021, "E-values: calibration, combination and
+    applications"), so a halt when it reaches 1/α keeps the bound of each; a test alone
+    would then need twice the evidence, which costs it little against letting either
+    halt when the other cannot see a rise."""
+    return sum(evidence) / len(evidence)
+
+
 def _clamp(share: float) -> float:
     return min(max(share, SHARE_FLOOR), 1 - SHARE_FLOOR)
 

@@ -15,7 +15,7 @@ from django.db.models import Sum
 from overview.controller import tick as controller
 from overview.evidence.ingest import crash_reports_ingest
 from overview.evidence.sources.base import CrashReportRecord
-from overview.judges import reads
+from overview.judges import anchored, exposure, pipeline, reads, sequential
 from overview.judges.local import LocalCrashSource
 from overview.judges.reads import busy_hours
 from overview.models import Assessment, HourlyCrashCount, Problem, ProblemKind, VersionSighting
@@ -43,11 +43,13 @@ def update(percentage=50):
     )
 
 
-def crashes(*, ratio: float, per_hour: float, hours: int = 24, seed: int = 1):
+def crashes(
+    *, ratio: float, per_hour: float, hours: int = 24, seed: int = 1, share: float = 51 / 101
+):
     """Crash reports of both versions over the last `hours`, each machine crashing once:
-    about half the machines (50 % eligible, installing at once) run the new version."""
+    by default about half the machines (50 % eligible, installing at once) run the new
+    version."""
     rng = random.Random(seed)
-    share = 51 / 101
     records = []
     for h in range(hours):
         at = T0 - (hours - h) * HOUR + timedelta(minutes=30)
@@ -110,6 +112,17 @@ def test_an_unchanged_rate_does_not_halt_and_its_verdict_says_why():
     assert "crash events" in assessment.evidence
     assert 0.3 < assessment.share < 0.7
     assert assessment.crashes_new + assessment.crashes_old > 200
+
+
+def test_machines_that_ignore_phasing_do_not_read_as_a_rise():
+    # At 10 %, with 5 % of machines taking the update whatever the percentage, 14.5 % run
+    # it: busy enough that a test counting only the phased machines would see 1.5×.
+    publication = update(percentage=10)
+    crash_reports_ingest(crashes(ratio=1.0, per_hour=300, share=0.05 + 0.95 * 11 / 101))
+    tick()
+    publication.refresh_from_db()
+    assert publication.state == PhasingState.PHASING
+    assert Assessment.objects.get(publication=publication).verdict != "regressed"
 
 
 def test_a_machine_in_a_crash_loop_is_one_event_an_hour():
@@ -266,3 +279,56 @@ def test_how_busy_each_hour_was_as_defined_over_random_counts():
                 defined.append(here / mean if mean > 0 and here is not None else 1.0)
 
         assert busy_hours(publication, {}, activity, moments, own=own) == defined
+
+
+# The anchored and the concurrent test decide together (pipeline._anchored): the mean of
+# their evidence halts at 1/α, so a rise only one of them sees still halts.
+ALPHA = 0.01
+
+
+def judged_together(monkeypatch, *, concurrent: float, anchored_evidence: float):
+    """The judgement of `update()` when the concurrent test's evidence against "no rise"
+    is `concurrent` and the anchored test's is `anchored_evidence`."""
+    verdict = (
+        sequential.Finding.REGRESSED if concurrent >= 1 / ALPHA else sequential.Finding.INSUFFICIENT
+    )
+    own = sequential.SequentialResult(
+        verdict, 2.4, 1.3 if concurrent >= 1 / ALPHA else 0.8, 4.0, 600, 1600, concurrent, 0
+    )
+    judgement = pipeline.Judgement(own, exposure.prior(8.0), 0.3, 0.2, 0.4, 10.0, 100.0, True)
+    monkeypatch.setattr(
+        anchored, "anchored", lambda *a, **k: anchored.Anchored(anchored_evidence, 1.0, 0.0)
+    )
+    return pipeline._anchored(
+        judgement,
+        sequential.SequentialTest(alpha=ALPHA),
+        anchored.Anchor(expected=[10.0], spread=0.7, level_error=0.2),
+        exposure.Sightings([50], [0], [0]),
+        exposure.prior(8.0),
+        {},
+        publication=update(),
+        start=T0,
+    ).assessment
+
+
+def test_a_rise_only_the_concurrent_test_sees_halts_once_its_evidence_is_twice_the_bar(
+    monkeypatch,
+):
+    found = judged_together(monkeypatch, concurrent=2.5 / ALPHA, anchored_evidence=0.001)
+    assert found.verdict == "regressed"
+    assert (found.ratio, found.lower) == (2.4, 1.3)  # the concurrent test's figures
+    assert found.evidence == pytest.approx((2.5 / ALPHA + 0.001) / 2)
+
+
+def test_a_rise_only_the_concurrent_test_sees_below_twice_the_bar_is_not_yet_a_halt(
+    monkeypatch,
+):
+    found = judged_together(monkeypatch, concurrent=1.5 / ALPHA, anchored_evidence=0.001)
+    assert found.verdict == "insufficient"
+    assert found.lower <= 1.0
+
+
+def test_a_rise_only_the_anchored_test_sees_halts_with_its_figures(monkeypatch):
+    found = judged_together(monkeypatch, concurrent=0.5, anchored_evidence=3 / ALPHA)
+    assert found.verdict == "regressed"
+    assert found.ratio == 1.0  # the anchored test's
