@@ -18,9 +18,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from django.conf import settings
 
 from overview.judges import anchored, exposure
-from overview.judges.sequential import SequentialTest
+from overview.judges.sequential import Hour, SequentialTest, mean_evidence
 from tests.overview.judges.test_sequential_calibration import clopper_pearson_upper
 
 HOURS = 72
@@ -62,7 +63,11 @@ def ramp(rng: np.random.Generator, ratio: float) -> tuple[list[int], list[int], 
     return new, old, deficit
 
 
-def halts(rng: np.random.Generator, ratio: float, alpha: float = 0.01) -> bool:
+def halts(
+    rng: np.random.Generator, ratio: float, alpha: float = 0.01, *, together: bool = False
+) -> bool:
+    """Whether the anchored test ever halts the ramp; `together`: the mean of its evidence
+    and the concurrent test's, as the judge decides (pipeline._anchored)."""
     test = SequentialTest(alpha=alpha)
     new, old, deficit = ramp(rng, ratio)
     belief = exposure.log_belief(exposure.prior(UPTAKE))
@@ -90,9 +95,25 @@ def halts(rng: np.random.Generator, ratio: float, alpha: float = 0.01) -> bool:
                 day_sums_only=True,
             ),
         )
-        if found.evidence >= 1 / alpha:
+        evidence = found.evidence
+        if together:
+            evidence = mean_evidence(evidence, concurrent(test, new[:hour], old[:hour]))
+        if evidence >= 1 / alpha:
             return True
     return False
+
+
+def concurrent(test: SequentialTest, new: list[int], old: list[int]) -> float:
+    """The concurrent test's evidence, its shares from the same wide prior, the regression
+    test's at the fast end with phasing-ignorers allowed for (pipeline._judge)."""
+    belief = exposure.prior(UPTAKE)
+    high, low = exposure.installed_shares_for(PERCENTAGES[: len(new)], (belief.fast, belief.slow))
+    high = exposure.with_ignorers(high, settings.PHASING_JUDGE_IGNORERS)
+    hours = [
+        Hour(n, o, float(low[h]), float(high[h]))
+        for h, (n, o) in enumerate(zip(new, old, strict=True))
+    ]
+    return test.assess(hours, share_now=float(low[-1]), bounds=False).evidence
 
 
 RAMPS = 400
@@ -108,3 +129,15 @@ def test_at_alpha_1_percent_the_false_halt_rate_s_95_percent_interval_ends_below
 def test_the_same_world_halts_a_doubling_in_almost_every_ramp():
     rng = np.random.default_rng(7)
     assert sum(halts(rng, 2.0) for _ in range(40)) >= 38
+
+
+def test_deciding_with_the_concurrent_test_keeps_the_false_halt_rate_below_1_5_percent():
+    rng = np.random.default_rng(2026)
+    halted = sum(halts(rng, 1.0, together=True) for _ in range(RAMPS))
+    upper = clopper_pearson_upper(halted, RAMPS)
+    assert upper <= 0.015, (halted, upper)
+
+
+def test_deciding_with_the_concurrent_test_still_halts_a_doubling_in_almost_every_ramp():
+    rng = np.random.default_rng(7)
+    assert sum(halts(rng, 2.0, together=True) for _ in range(40)) >= 38
