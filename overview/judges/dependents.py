@@ -250,13 +250,15 @@ def publications_judge(
         uptake = exposure.fit(seen, belief)
         low, high, middle = exposure.installed_shares_for(
             percentages, (uptake.slow, uptake.fast, uptake.hours)
-        ).tolist()
+        )
+        # Phasing-ignorers have the library too, as in the rate test.
+        high = exposure.with_ignorers(high, settings.PHASING_JUDGE_IGNORERS)
         found[library.pk] = judge_counts(
             test,
             counts.get(library.pk, {}),
-            share_low=low,
-            share_high=high,
-            share_middle=middle,
+            share_low=low.tolist(),
+            share_high=high.tolist(),
+            share_middle=middle.tolist(),
             left_out=sorted(left_out.get(library.pk, ())),
         )
     return found

@@ -112,8 +112,8 @@ def test_no_problem_while_the_pooled_test_has_not_decided():
 # End to end: ingest, tick, problem, override --------------------------------------------
 
 
-def library():
-    """libssl3 NEW at 50 %, published 24 hours before T0."""
+def library(percentage=50):
+    """libssl3 NEW at `percentage` (50 %), published 24 hours before T0."""
     return PublicationFactory(
         source_package=SourcePackageFactory(name="openssl"),
         version=NEW,
@@ -121,7 +121,7 @@ def library():
         binaries=["libssl3", "openssl"],
         date_published=T0 - 24 * HOUR,
         last_increase_at=T0 - 24 * HOUR,
-        phased_update_percentage=50,
+        phased_update_percentage=percentage,
     )
 
 
@@ -195,6 +195,21 @@ def test_a_library_whose_dependents_crash_more_is_halted_with_a_problem_of_its_o
     assert "firefox" in problem.detail and "curl" not in problem.detail
     halt = publication.events.get(kind=EventKind.HALTED)
     assert "its dependents crash" in halt.reason and "firefox" in halt.reason
+
+
+def test_machines_that_ignore_phasing_do_not_make_the_library_look_guilty():
+    # At 10 %, with 5 % of machines taking the library whatever the percentage, 14.5 % have
+    # it: a test counting only the phased machines would read busy dependents as 1.5×.
+    publication = library(percentage=10)
+    crash_reports_ingest(
+        dependents_reports(
+            {"firefox": 1.0, "curl": 1.0}, per_hour=150, share=0.05 + 0.95 * 11 / 101
+        )
+    )
+    tick()
+    publication.refresh_from_db()
+    assert publication.state == PhasingState.PHASING
+    assert not Problem.objects.filter(publication=publication).exists()
 
 
 def test_an_override_of_the_dependents_problem_lets_the_library_go_on():
@@ -274,7 +289,7 @@ def test_the_fleet_agents_measured_share_gives_the_test_its_power(measured):
     publication = library()
     if measured:
         fleet(publication, share=0.2)
-    crash_reports_ingest(dependents_reports({"firefox": 2.0, "curl": 2.0}, per_hour=12, share=0.2))
+    crash_reports_ingest(dependents_reports({"firefox": 2.0, "curl": 2.0}, per_hour=20, share=0.2))
     tick()
     found = Problem.objects.filter(publication=publication, kind=ProblemKind.DEPENDENTS)
     assert found.exists() == measured
