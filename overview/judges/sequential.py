@@ -169,9 +169,9 @@ def mean_evidence(*evidence: float) -> float:
     """Several tests' evidence against "no rise" as one: their mean. Each is an e-process
     (at most 1 in expectation at any stopping time while the rate did not rise), and so is
     their mean (Vovk and Wang 2021, "E-values: calibration, combination and
-    applications"), so a halt when it reaches 1/α keeps the bound of each; a test alone
-    would then need twice the evidence, which costs it little against letting either
-    halt when the other cannot see a rise."""
+    applications"), so a halt when it reaches 1/α keeps the bound of each. A test alone
+    then needs twice its evidence: the price of letting either halt where the other
+    cannot see a rise (docs/judges.md has what it cost and bought in the backtest)."""
     return sum(evidence) / len(evidence)
 
 
