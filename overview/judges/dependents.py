@@ -248,11 +248,9 @@ def publications_judge(
         if library.pk in reported:
             seen = exposure.with_reported(seen, *reported[library.pk])
         uptake = exposure.fit(seen, belief)
-        low, high, middle = exposure.installed_shares_for(
-            percentages, (uptake.slow, uptake.fast, uptake.hours)
+        high, low, middle = exposure.bracketed_shares(
+            percentages, uptake, ignorers=settings.PHASING_JUDGE_IGNORERS
         )
-        # Phasing-ignorers have the library too, as in the rate test.
-        high = exposure.with_ignorers(high, settings.PHASING_JUDGE_IGNORERS)
         found[library.pk] = judge_counts(
             test,
             counts.get(library.pk, {}),

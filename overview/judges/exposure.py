@@ -137,6 +137,16 @@ def with_ignorers(shares: np.ndarray, ignorers: float) -> np.ndarray:
     return ignorers + (1 - ignorers) * shares
 
 
+def bracketed_shares(
+    percentages: Sequence[int], uptake: Uptake, *, ignorers: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(high, low, middle) share hour by hour: the regression test's at the fast end with
+    phasing-ignorers on the new version, the health test's at the slow end, and the
+    estimate's. Every test of a rise takes its shares here, so none forgets the ignorers."""
+    high, low, middle = installed_shares_for(percentages, (uptake.fast, uptake.slow, uptake.hours))
+    return with_ignorers(high, ignorers), low, middle
+
+
 def _shares(percentages: Sequence[int], uptakes: np.ndarray) -> np.ndarray:
     """installed_shares for several uptake times at once: one row per uptake."""
     if not len(percentages):

@@ -354,10 +354,9 @@ def _judge(
 ) -> Judgement:
     # Fast uptake: the most machines on the new version (the regression test's share);
     # the three uptakes in one pass over the hours.
-    high, low, middle = exposure.installed_shares_for(
-        percentages, (uptake.fast, uptake.slow, uptake.hours)
+    high, low, middle = exposure.bracketed_shares(
+        percentages, uptake, ignorers=settings.PHASING_JUDGE_IGNORERS
     )
-    high = exposure.with_ignorers(high, settings.PHASING_JUDGE_IGNORERS)
     key = (publication.release_id, publication.source_package_id)
     new_counts = counts.get((*key, publication.version), {})
     old_counts = (

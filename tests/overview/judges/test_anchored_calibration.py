@@ -106,9 +106,9 @@ def halts(
 def concurrent(test: SequentialTest, new: list[int], old: list[int]) -> float:
     """The concurrent test's evidence, its shares from the same wide prior, the regression
     test's at the fast end with phasing-ignorers allowed for (pipeline._judge)."""
-    belief = exposure.prior(UPTAKE)
-    high, low = exposure.installed_shares_for(PERCENTAGES[: len(new)], (belief.fast, belief.slow))
-    high = exposure.with_ignorers(high, settings.PHASING_JUDGE_IGNORERS)
+    high, low, _ = exposure.bracketed_shares(
+        PERCENTAGES[: len(new)], exposure.prior(UPTAKE), ignorers=settings.PHASING_JUDGE_IGNORERS
+    )
     hours = [
         Hour(n, o, float(low[h]), float(high[h]))
         for h, (n, o) in enumerate(zip(new, old, strict=True))

@@ -297,7 +297,11 @@ def judged_together(monkeypatch, *, concurrent: float, anchored_evidence: float)
     )
     judgement = pipeline.Judgement(own, exposure.prior(8.0), 0.3, 0.2, 0.4, 10.0, 100.0, True)
     monkeypatch.setattr(
-        anchored, "anchored", lambda *a, **k: anchored.Anchored(anchored_evidence, 1.0, 0.0)
+        anchored,
+        "anchored",
+        lambda *a, **k: anchored.Anchored(
+            anchored_evidence, 3.0, 1.5 if anchored_evidence >= 1 / ALPHA else 0.0
+        ),
     )
     return pipeline._anchored(
         judgement,
@@ -331,4 +335,4 @@ def test_a_rise_only_the_concurrent_test_sees_below_twice_the_bar_is_not_yet_a_h
 def test_a_rise_only_the_anchored_test_sees_halts_with_its_figures(monkeypatch):
     found = judged_together(monkeypatch, concurrent=0.5, anchored_evidence=3 / ALPHA)
     assert found.verdict == "regressed"
-    assert found.ratio == 1.0  # the anchored test's
+    assert (found.ratio, found.lower) == (3.0, 1.5)  # the anchored test's figures
