@@ -119,10 +119,17 @@ def publications_judge(
         found = evidence[p.pk]
         belief = beliefs[p.release_id]
         uptake = _biased(exposure.fit(found.sightings, belief, found.deficit))
-        judgement = _judge(
-            p, test, uptake, found.percentages, found.counts, start=starts[p.pk], now=now
-        )
         anchor = _anchor(p, found.deficit, found.counts, found.reports, start=starts[p.pk])
+        judgement = _judge(
+            p,
+            test,
+            uptake,
+            found.percentages,
+            found.counts,
+            start=starts[p.pk],
+            now=now,
+            together=anchor is not None,
+        )
         if anchor is not None and judgement.comparable:
             judgement = _anchored(
                 judgement,
@@ -351,11 +358,17 @@ def _judge(
     *,
     start: datetime,
     now: datetime,
+    together: bool = False,
 ) -> Judgement:
+    """The concurrent test's judgement; `together`: it decides with the anchored test,
+    so its fast end takes the margin for a wrongly shaped uptake (exposure.SHAPE_MARGIN)."""
     # Fast uptake: the most machines on the new version (the regression test's share);
     # the three uptakes in one pass over the hours.
     high, low, middle = exposure.bracketed_shares(
-        percentages, uptake, ignorers=settings.PHASING_JUDGE_IGNORERS
+        percentages,
+        uptake,
+        ignorers=settings.PHASING_JUDGE_IGNORERS,
+        margin=exposure.SHAPE_MARGIN if together else 1.0,
     )
     key = (publication.release_id, publication.source_package_id)
     new_counts = counts.get((*key, publication.version), {})

@@ -47,6 +47,33 @@ def test_slower_uptake_means_fewer_machines_on_the_new_version():
     assert math.isclose(instant[-1], 31 / 101, rel_tol=1e-3)
 
 
+def test_with_the_margin_the_regression_test_s_share_allows_for_twice_as_fast_as_measured():
+    # A thousand sightings make the measured range narrow; real update timers need not
+    # follow the model, so where it decides together the regression test still takes an
+    # uptake twice as fast.
+    measured = exposure.Uptake(16.0, 14.0, 18.0, sightings=1000)
+    high, low, middle = exposure.bracketed_shares(
+        RAMP, measured, ignorers=0.0, margin=exposure.SHAPE_MARGIN
+    )
+    alone, _, _ = exposure.bracketed_shares(RAMP, measured, ignorers=0.0)
+    assert np.allclose(alone, exposure.installed_shares(RAMP, 14.0))
+    assert np.allclose(high, exposure.installed_shares(RAMP, 8.0))
+    assert np.allclose(low, exposure.installed_shares(RAMP, 18.0))
+    assert np.allclose(middle, exposure.installed_shares(RAMP, 16.0))
+    # A range already wider than that stands.
+    unsure = exposure.prior(16.0)
+    wide, _, _ = exposure.bracketed_shares(RAMP, unsure, ignorers=0.0, margin=exposure.SHAPE_MARGIN)
+    assert np.allclose(wide, exposure.installed_shares(RAMP, unsure.fast))
+
+
+def test_machines_that_ignore_phasing_count_on_the_new_version_for_the_regression_test():
+    measured = exposure.Uptake(16.0, 8.0, 18.0, sightings=1000)
+    high, _, _ = exposure.bracketed_shares([0] * 10, measured, ignorers=0.05)
+    # At 0 % only draw 0 may take it, and every machine that ignores phasing.
+    plain = exposure.installed_shares([0] * 10, 8.0)
+    assert np.allclose(high, 0.05 + 0.95 * plain)
+
+
 def test_the_percentage_of_each_hour_is_the_one_in_force_at_its_middle():
     history = [
         (T0, 10),
