@@ -336,3 +336,38 @@ def test_a_rise_only_the_anchored_test_sees_halts_with_its_figures(monkeypatch):
     found = judged_together(monkeypatch, concurrent=0.5, anchored_evidence=3 / ALPHA)
     assert found.verdict == "regressed"
     assert (found.ratio, found.lower) == (3.0, 1.5)  # the anchored test's figures
+
+
+def test_deciding_together_the_concurrent_test_allows_for_an_uptake_twice_as_fast(settings):
+    # Measured from a thousand sightings, the range is narrow; deciding alone the test keeps
+    # it (it is all the power there is), deciding with the anchored test it allows for
+    # update timers of another shape than the model's (exposure.SHAPE_MARGIN).
+    settings.PHASING_JUDGE_IGNORERS = 0.0
+    publication = update(percentage=30)
+    measured = exposure.Uptake(16.0, 14.0, 18.0, sightings=1000)
+    percentages = [10] * 6 + [20] * 6 + [30] * 12
+    key = (publication.release_id, publication.source_package_id)
+    moments = [T0 - 24 * HOUR + h * HOUR for h in range(24)]
+    counts = {
+        (*key, NEW): {m: 30 for m in moments},
+        (*key, OLD): {m: 100 for m in moments},
+    }
+
+    def judged(together: bool) -> pipeline.Judgement:
+        return pipeline._judge(
+            publication,
+            sequential.SequentialTest(alpha=ALPHA),
+            measured,
+            percentages,
+            counts,
+            start=T0 - 24 * HOUR,
+            now=T0,
+            together=together,
+        )
+
+    alone, together = judged(False), judged(True)
+    assert alone.share_high == pytest.approx(exposure.installed_shares(percentages, 14.0)[-1])
+    assert together.share_high == pytest.approx(exposure.installed_shares(percentages, 8.0)[-1])
+    # The estimate and the health test's end do not move.
+    assert (together.share, together.share_low) == (alone.share, alone.share_low)
+    assert together.assessment.evidence < alone.assessment.evidence
