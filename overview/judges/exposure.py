@@ -160,6 +160,14 @@ def bracketed_shares(
     return with_ignorers(high, ignorers), low, middle
 
 
+def anchored_shares(percentages: Sequence[int], *, ignorers: float) -> np.ndarray:
+    """The anchored test's shares for every uptake of UPTAKE_GRID, phasing-ignorers on the
+    new version from the first hour: the null's best over uptakes must reach the true share
+    (a share above the truth only makes a rise harder to show), and no uptake of the phased
+    machines alone reaches it early in a ramp where machines ignore phasing."""
+    return with_ignorers(shares_by_uptake(percentages), ignorers)
+
+
 def _shares(percentages: Sequence[int], uptakes: np.ndarray) -> np.ndarray:
     """installed_shares for several uptake times at once: one row per uptake."""
     if not len(percentages):

@@ -298,7 +298,9 @@ def _anchored(
         test,
         new=[new_counts.get(m, 0) for m in moments],
         old=[old_counts.get(m, 0) for m in moments],
-        shares=exposure.shares_by_uptake(sightings.percentages[: len(moments)]),
+        shares=exposure.anchored_shares(
+            sightings.percentages[: len(moments)], ignorers=settings.PHASING_JUDGE_IGNORERS
+        ),
         log_belief=exposure.log_belief(belief),
         side=exposure.sightings_log_likelihood(sightings),
         anchor=anchor,

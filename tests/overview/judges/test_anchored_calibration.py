@@ -47,14 +47,19 @@ def history_days(days: int = 15) -> np.ndarray:
 
 
 def ramp(
-    rng: np.random.Generator, ratio: float, per_day: float = OWN_PER_DAY
+    rng: np.random.Generator,
+    ratio: float,
+    per_day: float = OWN_PER_DAY,
+    ignorers: float = 0.0,
+    uptake: float = UPTAKE,
 ) -> tuple[list[int], list[int], exposure.Deficit]:
-    """One update's crashes, hour by hour, and its history against the others'."""
+    """One update's crashes, hour by hour, and its history against the others'; a share
+    `ignorers` of the machines takes the update at once, whatever the percentage."""
     days = history_days()
     own_days = rng.gamma(100.0, 1 / 100.0, size=len(days))  # 10 % a day, its own
     history = rng.poisson(per_day * days * own_days).tolist()
     others_history = rng.poisson(OTHERS_PER_DAY * days).tolist()
-    share = exposure.installed_shares(PERCENTAGES, UPTAKE)
+    share = exposure.with_ignorers(exposure.installed_shares(PERCENTAGES, uptake), ignorers)
     run_days = np.repeat(rng.gamma(100.0, 1 / 100.0, size=HOURS // 24 + 1), 24)[:HOURS]
     mean = per_day / 24 * busy() * run_days
     new = rng.poisson(mean * share * ratio).tolist()
@@ -73,13 +78,15 @@ def halts(
     together: bool = False,
     per_day: float = OWN_PER_DAY,
     estimate: exposure.Uptake | None = None,
+    ignorers: float = 0.0,
+    uptake: float = UPTAKE,
 ) -> bool:
     """Whether the anchored test ever halts the ramp; `together`: the mean of its evidence
     and the concurrent test's, as the judge decides (pipeline._anchored). `estimate`: the
     uptake both take, a wide prior around the truth unless given."""
     test = SequentialTest(alpha=alpha)
-    new, old, deficit = ramp(rng, ratio, per_day)
-    estimate = estimate or exposure.prior(UPTAKE)
+    new, old, deficit = ramp(rng, ratio, per_day, ignorers, uptake)
+    estimate = estimate or exposure.prior(uptake)
     belief = exposure.log_belief(estimate)
     for hour in range(LOOK_EVERY, HOURS + 1, LOOK_EVERY):
         known = exposure.Deficit(
@@ -94,7 +101,9 @@ def halts(
             test,
             new=new[:hour],
             old=old[:hour],
-            shares=exposure.shares_by_uptake(PERCENTAGES[:hour]),
+            shares=exposure.anchored_shares(
+                PERCENTAGES[:hour], ignorers=settings.PHASING_JUDGE_IGNORERS
+            ),
             log_belief=belief,
             side=np.zeros(len(exposure.UPTAKE_GRID)),
             anchor=anchored.Anchor(
@@ -179,3 +188,12 @@ def test_an_uptake_measured_twice_too_slow_still_halts_a_doubling():
         halts(rng, 2.0, together=True, per_day=2000.0, estimate=TWICE_TOO_SLOW) for _ in range(20)
     ]
     assert all(ramps)
+
+
+def test_machines_that_ignore_phasing_do_not_make_the_anchored_test_halt():
+    # 5 % of machines take the update at once: early in a fast ramp more machines run it
+    # than any uptake of the phased ones can explain, and at 2,000 crashes a day the
+    # anchored test alone read that as a rise in 3 of 40 ramps.
+    rng = np.random.default_rng(2026)
+    ramps = [halts(rng, 1.0, per_day=2000.0, ignorers=0.05, uptake=2.0) for _ in range(40)]
+    assert not any(ramps)
