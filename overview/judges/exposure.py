@@ -143,8 +143,9 @@ def with_ignorers(shares: np.ndarray, ignorers: float) -> np.ndarray:
 # at one mean interval); machines' real update timers differ in shape, and with a range
 # from a thousand sightings a share taken a tenth too low reads a busy package's healthy
 # crashes as a rise: an uptake estimated twice too slow halted 3 of 42 healthy updates in
-# the backtest (docs/judges.md, "An uptake estimated wrongly"). Where the concurrent test
-# decides alone it keeps its measured range: there it is all the power there is.
+# the backtest (docs/judges.md, "A margin for an uptake of another shape"). Where the
+# concurrent test decides alone it keeps its measured range: there it is all the power
+# there is.
 SHAPE_MARGIN = 0.5
 
 
