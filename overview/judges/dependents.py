@@ -44,7 +44,7 @@ from django.db.models import Q
 from overview.evidence.counters import hour_of
 from overview.evidence.fleet_reads import fleet_sightings
 from overview.evidence.sources.base import CrashAnswer, ProblemRecord
-from overview.judges import exposure, reads, sequential
+from overview.judges import exposure, installs, reads, sequential
 from overview.models import DependentCrashCount, ProblemKind
 from packages.domain import policy
 from packages.domain.change_words import plural, ratio_range
@@ -241,7 +241,7 @@ def publications_judge(
     found = {}
     for library in judged:
         hours = hours_of[library.pk]
-        percentages = exposure.hourly_percentages(
+        percentages = installs.hourly_percentages(
             histories[library.pk], start=starts[library.pk], hours=hours
         )
         seen = exposure.Sightings(percentages, [0] * hours, [0] * hours)

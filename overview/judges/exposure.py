@@ -2,13 +2,8 @@
 
 Plain Python with NumPy, no Django.
 
-The percentage only says which machines *may* take the update. A machine takes it at its
-next update run (unattended-upgrades, update-manager) when apt's draw for it is at most the
-percentage then. Modelled as update runs arriving at random (a Poisson process whose mean
-interval is the "uptake time" μ), a machine whose draw is d has installed by time t with
-probability 1 − exp(−T_d(t)/μ), where T_d(t) is how long the percentage has been at least d
-so far; draws are uniform over 0..100. That turns the percentage history into a share of
-machines on the new version, hour by hour, for any μ.
+The percentage only says which machines *may* take the update; how many did by each hour,
+for a given uptake time μ, is overview.judges.installs. μ itself is what this module finds.
 
 μ is measured where the data allow, from two signals that do not depend on whether the
 new version crashes more (so measuring the exposure never hides a regression):
@@ -39,13 +34,11 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
 
 import numpy as np
 
-HOUR = timedelta(hours=1)
-_MICROSECOND = timedelta(microseconds=1)
-_HOUR_US = HOUR // _MICROSECOND
+from overview.judges import installs
+
 # Uptake times considered, 15 minutes to 12 days, log-spaced.
 UPTAKE_GRID = np.exp(np.linspace(math.log(0.25), math.log(288.0), 48))
 # Without any measurement in the release: a factor of about 3.3.
@@ -79,64 +72,6 @@ def prior(hours: float, spread: float = DEFAULT_SPREAD) -> Uptake:
     return Uptake(hours, hours * math.exp(-_Z_FAST * spread), hours * math.exp(_Z_SLOW * spread))
 
 
-def hourly_percentages(
-    history: Sequence[tuple[datetime, int]], *, start: datetime, hours: int
-) -> list[int]:
-    """The percentage in force at the middle of each hour from `start` (an hour boundary).
-
-    `history` is (moment, percentage after it) in time order, the first at publication;
-    before it, nobody could take the update (-1: not even draw 0).
-    """
-    if hours <= 0:
-        return []
-    # In whole microseconds from `start`, so that comparing with the hours' middles is
-    # exact; one search for all hours (a tick asks this for every hour of 20,000 updates).
-    moments = np.array([(moment - start) // _MICROSECOND for moment, _ in history], dtype=np.int64)
-    values = np.array([-1, *(percentage for _, percentage in history)], dtype=np.int64)
-    middles = np.arange(hours, dtype=np.int64) * _HOUR_US + _HOUR_US // 2
-    found: list[int] = values[np.searchsorted(moments, middles, side="right")].tolist()
-    return found
-
-
-def hour_index(moment: datetime, *, start: datetime, hours: int) -> int | None:
-    """Which of the `hours` hours from `start` (an hour boundary) `moment` begins, or None
-    when it begins none of them: how counts kept by the hour find their place in a series."""
-    h = (moment - start) // HOUR
-    return h if 0 <= h < hours and moment == start + h * HOUR else None
-
-
-def _time_eligible(percentages: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
-    """Hours each group of draws has been eligible by the middle of each hour, and how many
-    of the 101 draws each group holds. Draws between two percentages the history used are
-    eligible at the same moments, so a group stands for all of them."""
-    values = np.asarray(percentages)
-    cuts = np.unique(np.clip(values, -1, 100))
-    edges = np.concatenate(([-1], cuts[cuts >= 0], [100]))
-    tops = np.unique(edges[1:])  # the highest draw of each group
-    counts = np.diff(np.concatenate(([-1], tops))).astype(float)
-    eligible = (tops[None, :] <= values[:, None]).astype(float)
-    # The earlier hours whole, this one half.
-    return np.cumsum(eligible, axis=0) - eligible / 2, counts / 101.0
-
-
-def installed_shares(percentages: Sequence[int], uptake_hours: float) -> np.ndarray:
-    """The share of machines on the new version in the middle of each hour."""
-    return np.asarray(installed_shares_for(percentages, (uptake_hours,))[0])
-
-
-def installed_shares_for(percentages: Sequence[int], uptakes: Sequence[float]) -> np.ndarray:
-    """installed_shares for each of several uptake times: one row each."""
-    return _shares(percentages, np.asarray(uptakes, dtype=float))
-
-
-def with_ignorers(shares: np.ndarray, ignorers: float) -> np.ndarray:
-    """The most machines that may be on the new version when a share `ignorers` of them
-    takes it whatever the percentage (a chroot, `APT::Get::Always-Include-Phased-Updates`,
-    a tool that installs regardless): the regression test's shares, which must not be
-    too low for the test to hold."""
-    return ignorers + (1 - ignorers) * shares
-
-
 # Where the concurrent test decides together with the anchored test (a busy package with a
 # history), its fast end is never nearer the estimate than this factor of it, however
 # narrow the measured range. The range is exact only for the model (update runs at random,
@@ -157,8 +92,10 @@ def bracketed_shares(
     health test's at the slow end; and the estimate's. Every test of a rise takes its
     shares here, so none forgets the ignorers."""
     fast = min(uptake.fast, uptake.hours * margin)
-    high, low, middle = installed_shares_for(percentages, (fast, uptake.slow, uptake.hours))
-    return with_ignorers(high, ignorers), low, middle
+    high, low, middle = installs.installed_shares_for(
+        percentages, (fast, uptake.slow, uptake.hours)
+    )
+    return installs.with_ignorers(high, ignorers), low, middle
 
 
 def anchored_shares(percentages: Sequence[int], *, ignorers: float) -> np.ndarray:
@@ -166,17 +103,7 @@ def anchored_shares(percentages: Sequence[int], *, ignorers: float) -> np.ndarra
     new version from the first hour: the null's best over uptakes must reach the true share
     (a share above the truth only makes a rise harder to show), and no uptake of the phased
     machines alone reaches it early in a ramp where machines ignore phasing."""
-    return with_ignorers(shares_by_uptake(percentages), ignorers)
-
-
-def _shares(percentages: Sequence[int], uptakes: np.ndarray) -> np.ndarray:
-    """installed_shares for several uptake times at once: one row per uptake."""
-    if not len(percentages):
-        return np.zeros((len(uptakes), 0))
-    time_eligible, weights = _time_eligible(percentages)
-    rates = 1.0 / np.maximum(uptakes, 1e-3)
-    installed = 1.0 - np.exp(-time_eligible[None, :, :] * rates[:, None, None])
-    return np.asarray(installed @ weights)
+    return installs.with_ignorers(shares_by_uptake(percentages), ignorers)
 
 
 def _log_likelihood(
@@ -187,7 +114,7 @@ def _log_likelihood(
     seen = (new_a + old_a) > 0
     if not seen.any():
         return np.zeros(len(UPTAKE_GRID))
-    shares = np.clip(_shares(percentages, UPTAKE_GRID)[:, seen], 1e-9, 1 - 1e-9)
+    shares = np.clip(installs.shares_for(percentages, UPTAKE_GRID)[:, seen], 1e-9, 1 - 1e-9)
     return np.asarray(np.log(shares) @ new_a[seen] + np.log1p(-shares) @ old_a[seen])
 
 
@@ -199,7 +126,7 @@ def log_belief(belief: Uptake) -> np.ndarray:
 
 def shares_by_uptake(percentages: Sequence[int]) -> np.ndarray:
     """installed_shares for every uptake of UPTAKE_GRID: one row each."""
-    return _shares(percentages, UPTAKE_GRID)
+    return installs.shares_for(percentages, UPTAKE_GRID)
 
 
 def sightings_log_likelihood(sightings: Sightings) -> np.ndarray:
@@ -359,7 +286,7 @@ class Deficit:
         count = min(len(self.hours), len(percentages))
         if self.baseline_per_day <= 0 or not count:
             return np.zeros(len(UPTAKE_GRID))
-        staying = 1 - _shares(percentages[:count], UPTAKE_GRID)
+        staying = 1 - installs.shares_for(percentages[:count], UPTAKE_GRID)
         expected = staying * np.asarray(self.expected[:count])[None, :]
         counts = np.asarray(self.hours[:count], dtype=float)
         # The level's error counts here as more of a day's own (each day on its own).

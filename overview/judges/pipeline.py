@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import cached_property
 
@@ -21,7 +21,16 @@ from django.conf import settings
 
 from overview.evidence.counters import hour_of
 from overview.evidence.fleet_reads import fleet_sightings
-from overview.judges import anchored, exposure, reads, release_uptake, reuse, sequential, stamps
+from overview.judges import (
+    exposure,
+    installs,
+    joint,
+    reads,
+    release_uptake,
+    reuse,
+    sequential,
+    stamps,
+)
 from packages.domain import change_words as words
 from packages.models import Publication
 
@@ -119,7 +128,7 @@ def publications_judge(
         found = evidence[p.pk]
         belief = beliefs[p.release_id]
         uptake = _biased(exposure.fit(found.sightings, belief, found.deficit))
-        anchor = _anchor(p, found.deficit, found.counts, found.reports, start=starts[p.pk])
+        anchor = joint.anchor_of(p, found.deficit, found.counts, found.reports, start=starts[p.pk])
         judgement = _judge(
             p,
             test,
@@ -131,7 +140,7 @@ def publications_judge(
             together=anchor is not None,
         )
         if anchor is not None and judgement.comparable:
-            judgement = _anchored(
+            judgement = joint.judged_together(
                 judgement,
                 test,
                 anchor,
@@ -187,7 +196,7 @@ def _evidence(publications: Sequence[Publication], context: _Context) -> dict[in
     seen = reads.sightings(publications, since=first)
     baselines = reads.baselines(publications)
     percentages = {
-        p.pk: exposure.hourly_percentages(histories[p.pk], start=starts[p.pk], hours=hours_of[p.pk])
+        p.pk: installs.hourly_percentages(histories[p.pk], start=starts[p.pk], hours=hours_of[p.pk])
         for p in publications
     }
     own_sightings = {
@@ -246,96 +255,6 @@ def _beliefs(
     return beliefs, read
 
 
-def _anchor(
-    publication: Publication,
-    deficit: exposure.Deficit | None,
-    counts: reads.Counts,
-    reports: reads.Counts,
-    *,
-    start: datetime,
-) -> anchored.Anchor | None:
-    """The previous version's history as the anchored test's yardstick, in crash events
-    (the history counts reports: scaled by the events a report makes since publication)."""
-    if deficit is None or not deficit.hours:
-        return None
-    key = (publication.release_id, publication.source_package_id, publication.previous_version)
-    moments = [start + timedelta(hours=h) for h in range(len(deficit.hours))]
-    events = sum(counts.get(key, {}).get(m, 0) for m in moments)
-    stored = sum(reports.get(key, {}).get(m, 0) for m in moments)
-    per_report = events / stored if stored else 1.0
-    return anchored.Anchor(
-        expected=[per_report * e for e in deficit.expected],
-        spread=deficit.spread,
-        level_error=deficit.level_error,
-        noise=deficit.block_noise((len(deficit.hours) + 23) // 24),
-        day_sums_only=deficit.relative,
-    )
-
-
-def _anchored(
-    judgement: Judgement,
-    test: sequential.SequentialTest,
-    anchor: anchored.Anchor,
-    sightings: exposure.Sightings,
-    belief: exposure.Uptake,
-    counts: reads.Counts,
-    *,
-    publication: Publication,
-    start: datetime,
-) -> Judgement:
-    """The judgement with the anchored and the concurrent test deciding together whether
-    the rate rose. Each sees rises the other cannot: the anchored test needs no share taken
-    at the fast end, but its null may take any uptake, so a busy package whose history
-    varies a lot from day to day (little said by the level) and whose uptake is slow
-    looks to it like a healthy one taken up at once; the concurrent test, with the uptake
-    measured, sees the rise in the split alone. The mean of two e-processes is one (Vovk
-    and Wang 2021), so halting when the mean reaches 1/α keeps the false-halt bound."""
-    key = (publication.release_id, publication.source_package_id)
-    moments = [start + timedelta(hours=h) for h in range(len(anchor.expected))]
-    new_counts = counts.get((*key, publication.version), {})
-    old_counts = counts.get((*key, publication.previous_version), {})
-    found = anchored.anchored(
-        test,
-        new=[new_counts.get(m, 0) for m in moments],
-        old=[old_counts.get(m, 0) for m in moments],
-        shares=exposure.anchored_shares(
-            sightings.percentages[: len(moments)], ignorers=settings.PHASING_JUDGE_IGNORERS
-        ),
-        log_belief=exposure.log_belief(belief),
-        side=exposure.sightings_log_likelihood(sightings),
-        anchor=anchor,
-    )
-    concurrent = judgement.assessment
-    evidence = sequential.mean_evidence(concurrent.evidence, found.evidence)
-    if evidence >= 1 / test.alpha:
-        # The figures of the test that carries the halt (its own evidence is the larger,
-        # so at least 1/α: its lower bound is above 1).
-        if found.evidence >= concurrent.evidence:
-            ratio, lower = found.ratio, found.lower
-        else:
-            ratio, lower = concurrent.ratio, concurrent.lower
-        assessment = replace(
-            concurrent,
-            verdict=sequential.Finding.REGRESSED,
-            ratio=ratio,
-            lower=lower,
-            evidence=evidence,
-            needed=0,
-        )
-    else:
-        verdict = concurrent.verdict
-        if verdict == sequential.Finding.REGRESSED:
-            verdict = sequential.Finding.INSUFFICIENT
-        assessment = replace(
-            concurrent,
-            verdict=verdict,
-            ratio=found.ratio if found.ratio is not None else concurrent.ratio,
-            lower=min(concurrent.lower, 1.0),
-            evidence=evidence,
-        )
-    return replace(judgement, assessment=assessment)
-
-
 def _biased(uptake: exposure.Uptake) -> exposure.Uptake:
     """The estimate scaled by PHASING_UPTAKE_ESTIMATE_FACTOR: unset (1) in production; the
     backtest sets it to show what a wrong estimate of uptake does."""
@@ -382,7 +301,7 @@ def _judge(
     excess = 0.0
     # The hours with crashes only, in time order (not every hour since publication).
     for moment in sorted(new_counts.keys() | old_counts.keys()) if comparable else ():
-        h = exposure.hour_index(moment, start=start, hours=len(percentages))
+        h = installs.hour_index(moment, start=start, hours=len(percentages))
         if h is None:
             continue
         new, old = new_counts.get(moment, 0), old_counts.get(moment, 0)

@@ -19,7 +19,7 @@ from django.conf import settings
 from django.db.models import Sum
 
 from overview.evidence.counters import hour_of
-from overview.judges import exposure
+from overview.judges import exposure, installs
 from overview.models import CrashCounter, HourlyCrashCount, VersionSighting
 from packages.models import PhasingEvent, Publication
 
@@ -251,24 +251,24 @@ class HourlySeries:
         if not counts:
             return cls(None, np.zeros(0))
         earliest = min(counts)
-        span = (max(counts) - earliest) // exposure.HOUR + 1
+        span = (max(counts) - earliest) // installs.HOUR + 1
         if span > cls.LONGEST:
             return None
         series = np.zeros(span)
         for moment, count in counts.items():
-            # A key off the earliest's hours is no hour of the series (exposure.hour_index).
-            h = exposure.hour_index(moment, start=earliest, hours=span)
+            # A key off the earliest's hours is no hour of the series (installs.hour_index).
+            h = installs.hour_index(moment, start=earliest, hours=span)
             if h is not None:
                 series[h] += count
         return cls(earliest, series)
 
     def window(self, start: datetime, length: int) -> np.ndarray | None:
-        """The counts of the `length` hours from `start`, as exposure.hour_index places
+        """The counts of the `length` hours from `start`, as installs.hour_index places
         them; None when `start` is not on the series' hours (then place them one by one)."""
         out = np.zeros(length)
         if self.earliest is None:
             return out
-        offset, rest = divmod(start - self.earliest, exposure.HOUR)
+        offset, rest = divmod(start - self.earliest, installs.HOUR)
         if rest:
             return None
         low, high = max(offset, 0), min(offset + length, len(self.counts))
@@ -315,10 +315,10 @@ def busy_hours(
         placed.insert(0, (1, activity))
     for sign, counts in placed:
         for moment, count in counts.items():
-            h = exposure.hour_index(moment, start=first, hours=length)
+            h = installs.hour_index(moment, start=first, hours=length)
             if h is not None:
                 others[h] += sign * count
-    known = np.arange(length) >= -((first - counted_from) // exposure.HOUR)  # counted on
+    known = np.arange(length) >= -((first - counted_from) // installs.HOUR)  # counted on
     if not known.any() or others[known].sum() / known.sum() < BUSY_HOURS_MIN_REPORTS:
         return None
     # Each hour against the known hours of the 24 up to it.
@@ -371,7 +371,7 @@ def sightings_of(
     hours = len(percentages)
     new, old = [0] * hours, [0] * hours
     for moment, versions in best.items():
-        h = exposure.hour_index(moment, start=start, hours=hours)
+        h = installs.hour_index(moment, start=start, hours=hours)
         if h is not None:
             on_new = versions.get(publication.version, 0)
             new[h] = on_new

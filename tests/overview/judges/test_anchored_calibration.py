@@ -20,7 +20,7 @@ import math
 import numpy as np
 from django.conf import settings
 
-from overview.judges import anchored, exposure
+from overview.judges import anchored, exposure, installs
 from overview.judges.sequential import Hour, SequentialTest, mean_evidence
 from tests.overview.judges.test_sequential_calibration import clopper_pearson_upper
 
@@ -59,7 +59,7 @@ def ramp(
     own_days = rng.gamma(100.0, 1 / 100.0, size=len(days))  # 10 % a day, its own
     history = rng.poisson(per_day * days * own_days).tolist()
     others_history = rng.poisson(OTHERS_PER_DAY * days).tolist()
-    share = exposure.with_ignorers(exposure.installed_shares(PERCENTAGES, uptake), ignorers)
+    share = installs.with_ignorers(installs.installed_shares(PERCENTAGES, uptake), ignorers)
     run_days = np.repeat(rng.gamma(100.0, 1 / 100.0, size=HOURS // 24 + 1), 24)[:HOURS]
     mean = per_day / 24 * busy() * run_days
     new = rng.poisson(mean * share * ratio).tolist()
@@ -82,7 +82,7 @@ def halts(
     uptake: float = UPTAKE,
 ) -> bool:
     """Whether the anchored test ever halts the ramp; `together`: the mean of its evidence
-    and the concurrent test's, as the judge decides (pipeline._anchored). `estimate`: the
+    and the concurrent test's, as the judge decides (joint.judged_together). `estimate`: the
     uptake both take, a wide prior around the truth unless given."""
     test = SequentialTest(alpha=alpha)
     new, old, deficit = ramp(rng, ratio, per_day, ignorers, uptake)

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
-from overview.judges import exposure, release_uptake
+from overview.judges import exposure, installs, release_uptake
 
 T0 = datetime(2026, 1, 5, tzinfo=UTC)
 RAMP = [min(100, 10 + 10 * (h // 6)) for h in range(60)]
@@ -28,22 +28,22 @@ def by_hand(percentages, uptake_hours):
 
 def test_the_share_follows_each_draw_from_when_it_became_eligible():
     for uptake in (1.0, 8.0, 48.0):
-        assert np.allclose(exposure.installed_shares(RAMP, uptake), by_hand(RAMP, uptake))
+        assert np.allclose(installs.installed_shares(RAMP, uptake), by_hand(RAMP, uptake))
 
 
 def test_a_halt_stops_new_installs_but_nobody_uninstalls():
     halted = RAMP[:20] + [0] * 20
-    shares = exposure.installed_shares(halted, 8.0)
+    shares = installs.installed_shares(halted, 8.0)
     assert np.all(np.diff(shares) >= -1e-12)
     # After the halt only the machines whose draw is 0 keep installing: 1 in 101.
     assert shares[-1] - shares[25] < 1 / 101
 
 
 def test_slower_uptake_means_fewer_machines_on_the_new_version():
-    fast, slow = exposure.installed_shares(RAMP, 2.0), exposure.installed_shares(RAMP, 24.0)
+    fast, slow = installs.installed_shares(RAMP, 2.0), installs.installed_shares(RAMP, 24.0)
     assert np.all(fast[1:] > slow[1:])
     # With instant uptake the share is the eligible share, (p + 1) / 101.
-    instant = exposure.installed_shares([30] * 400, 0.01)
+    instant = installs.installed_shares([30] * 400, 0.01)
     assert math.isclose(instant[-1], 31 / 101, rel_tol=1e-3)
 
 
@@ -56,21 +56,21 @@ def test_with_the_margin_the_regression_test_s_share_allows_for_twice_as_fast_as
         RAMP, measured, ignorers=0.0, margin=exposure.SHAPE_MARGIN
     )
     alone, _, _ = exposure.bracketed_shares(RAMP, measured, ignorers=0.0)
-    assert np.allclose(alone, exposure.installed_shares(RAMP, 14.0))
-    assert np.allclose(high, exposure.installed_shares(RAMP, 8.0))
-    assert np.allclose(low, exposure.installed_shares(RAMP, 18.0))
-    assert np.allclose(middle, exposure.installed_shares(RAMP, 16.0))
+    assert np.allclose(alone, installs.installed_shares(RAMP, 14.0))
+    assert np.allclose(high, installs.installed_shares(RAMP, 8.0))
+    assert np.allclose(low, installs.installed_shares(RAMP, 18.0))
+    assert np.allclose(middle, installs.installed_shares(RAMP, 16.0))
     # A range already wider than that stands.
     unsure = exposure.prior(16.0)
     wide, _, _ = exposure.bracketed_shares(RAMP, unsure, ignorers=0.0, margin=exposure.SHAPE_MARGIN)
-    assert np.allclose(wide, exposure.installed_shares(RAMP, unsure.fast))
+    assert np.allclose(wide, installs.installed_shares(RAMP, unsure.fast))
 
 
 def test_machines_that_ignore_phasing_count_on_the_new_version_for_the_regression_test():
     measured = exposure.Uptake(16.0, 8.0, 18.0, sightings=1000)
     high, _, _ = exposure.bracketed_shares([0] * 10, measured, ignorers=0.05)
     # At 0 % only draw 0 may take it, and every machine that ignores phasing.
-    plain = exposure.installed_shares([0] * 10, 8.0)
+    plain = installs.installed_shares([0] * 10, 8.0)
     assert np.allclose(high, 0.05 + 0.95 * plain)
 
 
@@ -80,7 +80,7 @@ def test_the_percentage_of_each_hour_is_the_one_in_force_at_its_middle():
         (T0 + timedelta(hours=6, minutes=5), 20),
         (T0 + timedelta(hours=7, minutes=45), 0),
     ]
-    hours = exposure.hourly_percentages(history, start=T0 - timedelta(hours=1), hours=10)
+    hours = installs.hourly_percentages(history, start=T0 - timedelta(hours=1), hours=10)
     # Before publication nobody could take it (-1); the halt at 7:45 counts from hour 8:00.
     assert hours == [-1, 10, 10, 10, 10, 10, 10, 20, 20, 0]
 
@@ -88,7 +88,7 @@ def test_the_percentage_of_each_hour_is_the_one_in_force_at_its_middle():
 def test_sightings_in_other_packages_reports_measure_the_uptake():
     truth = 14.0
     rng = np.random.default_rng(3)
-    shares = exposure.installed_shares(RAMP, truth)
+    shares = installs.installed_shares(RAMP, truth)
     seen = rng.poisson(6, size=len(RAMP))
     new = rng.binomial(seen, shares)
     found = exposure.fit(
@@ -109,7 +109,7 @@ def test_without_sightings_the_belief_stands_and_its_range_is_wide():
 def measured_updates(rng, uptakes, per_hour=5):
     updates = []
     for uptake in uptakes:
-        shares = exposure.installed_shares(RAMP, uptake)
+        shares = installs.installed_shares(RAMP, uptake)
         seen = rng.poisson(per_hour, size=len(RAMP))
         new = rng.binomial(seen, shares)
         updates.append((exposure.Sightings(RAMP, new.tolist(), (seen - new).tolist()), None))
@@ -143,7 +143,7 @@ def test_the_previous_versions_crashes_falling_away_measure_the_uptake():
     truth = 30.0
     rng = np.random.default_rng(5)
     hours = [min(100, 10 + 10 * (h // 6)) for h in range(72)]
-    shares = exposure.installed_shares(hours, truth)
+    shares = installs.installed_shares(hours, truth)
     per_day = 1500
     history = rng.poisson(per_day, size=15).tolist()
     old = rng.poisson(per_day / 24 * (1 - shares)).tolist()
@@ -162,7 +162,7 @@ def test_how_the_crashes_fall_within_a_day_tells_a_fast_uptake_from_a_slow_one()
     history = rng.poisson(per_day, size=15).tolist()
     found = {}
     for truth in (1.0, 8.0):
-        old = rng.poisson(per_day / 24 * (1 - exposure.installed_shares(hours, truth))).tolist()
+        old = rng.poisson(per_day / 24 * (1 - installs.installed_shares(hours, truth))).tolist()
         deficit = exposure.Deficit.from_history(history, old)
         found[truth] = exposure.fit(
             exposure.Sightings(hours, [0] * 24, [0] * 24), exposure.prior(4.0), deficit
@@ -180,7 +180,7 @@ def test_a_busy_hour_is_not_read_as_machines_coming_back():
     per_day = 3000
     history = rng.poisson(per_day, size=15).tolist()
     truth = 4.0
-    staying = 1 - exposure.installed_shares(hours, truth)
+    staying = 1 - installs.installed_shares(hours, truth)
     old = rng.poisson(per_day / 24 * staying * np.array(busy)).tolist()
     nothing_seen = exposure.Sightings(hours, [0] * 48, [0] * 48)
 
@@ -225,7 +225,7 @@ def test_the_release_s_other_packages_make_weekends_and_shocks_cancel():
     hours = [min(100, 10 + 10 * (h // 6)) for h in range(48)]
     shock = np.where((np.arange(48) >= 24) & (np.arange(48) < 36), 3.0, 1.0)
     truth = 4.0
-    staying = 1 - exposure.installed_shares(hours, truth)
+    staying = 1 - installs.installed_shares(hours, truth)
     old = rng.poisson(2000 / 24 * staying * shock).tolist()
     others = rng.poisson(3000 / 24 * shock).tolist()
     nothing_seen = exposure.Sightings(hours, [0] * 48, [0] * 48)
@@ -261,9 +261,9 @@ def test_the_percentage_in_force_is_read_at_each_hour_s_middle_exactly():
         (T0 + timedelta(hours=3), 40),
         (T0 + timedelta(hours=3), 50),
     ]
-    hours = exposure.hourly_percentages(history, start=T0, hours=5)
+    hours = installs.hourly_percentages(history, start=T0, hours=5)
     assert hours == [20, 20, 30, 50, 50]
-    assert exposure.hourly_percentages(history, start=T0, hours=0) == []
+    assert installs.hourly_percentages(history, start=T0, hours=0) == []
 
 
 def test_the_percentage_of_each_hour_as_defined_over_random_histories():
@@ -282,4 +282,4 @@ def test_the_percentage_of_each_hour_as_defined_over_random_histories():
             middle = T0 + timedelta(hours=h, minutes=30)
             in_force = [p for m, p in history if m <= middle]
             defined.append(in_force[-1] if in_force else -1)
-        assert exposure.hourly_percentages(history, start=T0, hours=hours) == defined
+        assert installs.hourly_percentages(history, start=T0, hours=hours) == defined

@@ -15,7 +15,7 @@ from django.db.models import Sum
 from overview.controller import tick as controller
 from overview.evidence.ingest import crash_reports_ingest
 from overview.evidence.sources.base import CrashReportRecord
-from overview.judges import anchored, exposure, pipeline, reads, sequential
+from overview.judges import anchored, exposure, installs, joint, pipeline, reads, sequential
 from overview.judges.local import LocalCrashSource
 from overview.judges.reads import busy_hours
 from overview.models import Assessment, HourlyCrashCount, Problem, ProblemKind, VersionSighting
@@ -281,7 +281,7 @@ def test_how_busy_each_hour_was_as_defined_over_random_counts():
         assert busy_hours(publication, {}, activity, moments, own=own) == defined
 
 
-# The anchored and the concurrent test decide together (pipeline._anchored): the mean of
+# The anchored and the concurrent test decide together (joint.judged_together): the mean of
 # their evidence halts at 1/α, so a rise only one of them sees still halts.
 ALPHA = 0.01
 
@@ -303,7 +303,7 @@ def judged_together(monkeypatch, *, concurrent: float, anchored_evidence: float)
             anchored_evidence, 3.0, 1.5 if anchored_evidence >= 1 / ALPHA else 0.0
         ),
     )
-    return pipeline._anchored(
+    return joint.judged_together(
         judgement,
         sequential.SequentialTest(alpha=ALPHA),
         anchored.Anchor(expected=[10.0], spread=0.7, level_error=0.2),
@@ -366,8 +366,8 @@ def test_deciding_together_the_concurrent_test_allows_for_an_uptake_twice_as_fas
         )
 
     alone, together = judged(False), judged(True)
-    assert alone.share_high == pytest.approx(exposure.installed_shares(percentages, 14.0)[-1])
-    assert together.share_high == pytest.approx(exposure.installed_shares(percentages, 8.0)[-1])
+    assert alone.share_high == pytest.approx(installs.installed_shares(percentages, 14.0)[-1])
+    assert together.share_high == pytest.approx(installs.installed_shares(percentages, 8.0)[-1])
     # The estimate and the health test's end do not move.
     assert (together.share, together.share_low) == (alone.share, alone.share_low)
     assert together.assessment.evidence < alone.assessment.evidence

@@ -13,7 +13,7 @@ import math
 import numpy as np
 import pytest
 
-from overview.judges import exposure
+from overview.judges import exposure, installs
 from overview.judges.anchored import Anchor, anchored
 from overview.judges.sequential import Finding as Verdict
 from overview.judges.sequential import Hour, SequentialTest
@@ -133,7 +133,7 @@ RAMP = [min(100, 10 + 10 * (h // 6)) for h in range(RAMP_HOURS)]
 def anchored_ramp(rng, *, ratio: float, per_day: float, days_differ: float = 0.0, every: int = 3):
     """The first hour the anchored test halts one simulated ramp (None: never)."""
     uptake = float(np.exp(rng.uniform(0, math.log(48))))
-    share = exposure.installed_shares(RAMP, uptake)
+    share = installs.installed_shares(RAMP, uptake)
 
     def day_factors(n: int) -> np.ndarray:
         if not days_differ:
