@@ -8,7 +8,7 @@ import logging
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from itertools import islice
 
 from django.conf import settings
@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from overview.evidence import partitions
 from overview.evidence.ingest_checks import CheckedBatch, checked_batch
-from overview.evidence.ingest_store import batch_store
+from overview.evidence.ingest_store import KnownIds, batch_store
 from overview.evidence.sources.base import CrashReportRecord
 from packages.models import Release
 from packages.services import bulk
@@ -71,6 +71,9 @@ def crash_reports_ingest(
     now = now or timezone.now()
     releases = dict(Release.objects.values_list("codename", "id"))
     names: dict[object, str] = {}
+    # Days whose partition this ingest has made sure of: partitions.ensure asks the
+    # catalogue, so once a day, not once a window.
+    ensured: set[date] = set()
     iterator = iter(records)
 
     def check_next(pool: ThreadPoolExecutor, size: int) -> Future[CheckedBatch] | None:
@@ -95,7 +98,10 @@ def crash_reports_ingest(
             for name, why in checked.refused:
                 summary.skip(name, why)
             # Once a window, before any batch's transaction: partitions.ensure says why.
-            partitions.ensure({r.reported_at.astimezone(UTC).date() for r in checked.kept})
+            days = {r.reported_at.astimezone(UTC).date() for r in checked.kept}
+            if not days <= ensured:
+                partitions.ensure(days)
+                ensured |= days
             for stored in lanes.store(checked.kept, checked.texts):
                 summary.add(stored)
             if progress:
@@ -118,6 +124,7 @@ class _Lanes:
 
     def __init__(self, releases: dict[str, int]) -> None:
         self.releases = releases
+        self.known = KnownIds()
         self.count = settings.PHASING_INGEST_CONNECTIONS
         if self.count < 2 or not bulk.uses_postgresql() or connection.in_atomic_block:
             self.count = 1
@@ -137,7 +144,7 @@ class _Lanes:
         self, records: list[CrashReportRecord], texts: dict[int, tuple[str, str] | None]
     ) -> list[IngestSummary]:
         if self.count == 1 or len(records) <= BATCH:
-            return [_store_part([records], self.releases, texts)]
+            return [_store_part([records], self.releases, texts, self.known)]
         self.others = self.others or [
             ThreadPoolExecutor(max_workers=1, thread_name_prefix="crash-store")
             for _ in range(self.count - 1)
@@ -145,12 +152,12 @@ class _Lanes:
         here, *there = _by_lane(records, self.count)
         context = contextvars.copy_context()
         elsewhere = [
-            lane.submit(context.copy().run, _store_part, batches, self.releases, texts)
+            lane.submit(context.copy().run, _store_part, batches, self.releases, texts, self.known)
             for lane, batches in zip(self.others, there, strict=True)
             if batches
         ]
         return [
-            _store_part(here, self.releases, texts),
+            _store_part(here, self.releases, texts, self.known),
             *(stored.result() for stored in elsewhere),
         ]
 
@@ -178,13 +185,14 @@ def _store_part(
     batches: list[list[CrashReportRecord]],
     releases: dict[str, int],
     texts: dict[int, tuple[str, str] | None],
+    known: KnownIds,
 ) -> IngestSummary:
     """One connection's batches, one after the other, counted on their own (the caller
     adds the connections' summaries up)."""
     part = IngestSummary()
     for batch in batches:
         skipped_before = part.skipped
-        inserted = batch_store(batch, releases, texts, skip=part.skip)
+        inserted = batch_store(batch, releases, texts, skip=part.skip, known=known)
         part.inserted += inserted
         part.duplicates += len(batch) - inserted - (part.skipped - skipped_before)
     return part

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
 from django.db import DatabaseError, transaction
 
@@ -30,20 +31,34 @@ RACES_RETRIED = 2
 _UNSTORABLE = (DatabaseError, UnicodeError, ValueError)
 
 
+@dataclass
+class KnownIds:
+    """The ids of packages and buckets by name that one ingest's committed batches
+    stored or found: a later batch asks the database only for names new to the ingest
+    (most batches: none). Filled after a batch commits, so an id never outlives a batch
+    that rolled back; nothing deletes packages or buckets while reports arrive. Shared
+    by the ingest's lanes (one dict update at a time)."""
+
+    packages: dict[str, int] = field(default_factory=dict)
+    buckets: dict[str, int] = field(default_factory=dict)
+
+
 def batch_store(
     records: Sequence[CrashReportRecord],
     releases: dict[str, int],
     texts: dict[int, tuple[str, str] | None],
     *,
     skip: Callable[[str, str], None],
+    known: KnownIds | None = None,
 ) -> int:
     """The batch in one go; if the database refuses it, each record alone, so a record
     that no check foresaw is skipped by itself (`skip`: name, why) and the reports beside
     it are kept. A
     record that still loses its races with other ingests is not skipped: the ingest
     fails, and the sync, recorded as failed, asks for it again."""
+    known = known or KnownIds()
     try:
-        return _store_racing(records, releases, texts)
+        return _store_racing(records, releases, texts, known)
     except _UNSTORABLE as error:
         log.warning(
             "a crash batch failed (%s); storing its %d reports one by one", error, len(records)
@@ -51,7 +66,7 @@ def batch_store(
     inserted = 0
     for record in records:
         try:
-            inserted += _store_racing([record], releases, texts)
+            inserted += _store_racing([record], releases, texts, known)
         except _UNSTORABLE as error:
             if _lost_a_race(error):
                 raise
@@ -63,17 +78,18 @@ def _store_racing(
     records: Sequence[CrashReportRecord],
     releases: dict[str, int],
     texts: dict[int, tuple[str, str] | None],
+    known: KnownIds,
 ) -> int:
     """_store_batch, stored again (RACES_RETRIED times) while it loses a race with
     another ingest: nothing about its records made it fail."""
     for _ in range(RACES_RETRIED):
         try:
-            return _store_batch(records, releases, texts)
+            return _store_batch(records, releases, texts, known)
         except DatabaseError as error:
             if not _lost_a_race(error):
                 raise
             log.info("a crash batch lost a race with another ingest (%s); again", error)
-    return _store_batch(records, releases, texts)
+    return _store_batch(records, releases, texts, known)
 
 
 def _lost_a_race(error: Exception) -> bool:
@@ -86,6 +102,7 @@ def _store_batch(
     records: Sequence[CrashReportRecord],
     releases: dict[str, int],
     texts: dict[int, tuple[str, str] | None],
+    known: KnownIds,
 ) -> int:
     """`texts`: each record's environment and package versions as JSON, by id of the
     record (from its check)."""
@@ -94,9 +111,9 @@ def _store_batch(
     if bulk.uses_postgresql():
         fresh = list({r.external_id: r for r in records}.values())
         with transaction.atomic():
-            packages = ids_for_names(SourcePackage, "name", {r.source_package for r in fresh})
-            buckets = _buckets_for(fresh, packages)
-            return ingest_batch_sql(
+            packages = _packages_for(fresh, known)
+            buckets = _buckets_for(fresh, packages, known)
+            stored = ingest_batch_sql(
                 fresh,
                 releases=releases,
                 packages=packages,
@@ -104,26 +121,47 @@ def _store_batch(
                 failing=install_failure_buckets(fresh, buckets),
                 json_texts=texts,
             )
+        known.packages.update(packages)
+        known.buckets.update(buckets)
+        return stored
     with transaction.atomic():
-        known = set(
+        seen = set(
             CrashReport.objects.filter(
                 external_id__in=[r.external_id for r in records]
             ).values_list("external_id", flat=True)
         )
-        fresh = list({r.external_id: r for r in records if r.external_id not in known}.values())
+        fresh = list({r.external_id: r for r in records if r.external_id not in seen}.values())
         if not fresh:
             return 0
-        packages = ids_for_names(SourcePackage, "name", {r.source_package for r in fresh})
-        buckets = _buckets_for(fresh, packages)
+        packages = _packages_for(fresh, known)
+        buckets = _buckets_for(fresh, packages, known)
         ingest_batch_portable(fresh, releases=releases, packages=packages, buckets=buckets)
+    known.packages.update(packages)
+    known.buckets.update(buckets)
     return len(fresh)
 
 
-def _buckets_for(records: Sequence[CrashReportRecord], packages: dict[str, int]) -> dict[str, int]:
+def _packages_for(records: Sequence[CrashReportRecord], known: KnownIds) -> dict[str, int]:
+    names = {r.source_package for r in records}
+    ids = {name: known.packages[name] for name in names if name in known.packages}
+    if len(ids) < len(names):
+        ids.update(ids_for_names(SourcePackage, "name", names - ids.keys()))
+    return ids
+
+
+def _buckets_for(
+    records: Sequence[CrashReportRecord], packages: dict[str, int], ingest: KnownIds
+) -> dict[str, int]:
     firsts: dict[str, CrashReportRecord] = {}
     for record in records:
         firsts.setdefault(record.signature, record)
-    known = dict(ErrorBucket.objects.filter(signature__any=firsts).values_list("signature", "id"))
+    known = {s: ingest.buckets[s] for s in firsts if s in ingest.buckets}
+    if len(known) < len(firsts):
+        known.update(
+            ErrorBucket.objects.filter(
+                signature__any=[s for s in firsts if s not in known]
+            ).values_list("signature", "id")
+        )
     if len(known) == len(firsts):
         return known  # the usual case: crashes land in buckets already known
     for signature in known:
@@ -151,4 +189,4 @@ def _buckets_for(records: Sequence[CrashReportRecord], packages: dict[str, int])
     return known
 
 
-__all__ = ["RACES_RETRIED", "batch_store"]
+__all__ = ["RACES_RETRIED", "KnownIds", "batch_store"]

@@ -91,6 +91,79 @@ def test_a_batch_finds_its_buckets_in_one_statement_however_many_it_brings(inges
     assert many == few
 
 
+def test_an_ingest_asks_for_a_bucket_or_a_package_once_not_once_a_batch(monkeypatch):
+    publications_sync(ListSource([record()]), now=T0)
+    monkeypatch.setattr(ingest, "BATCH", 4)
+    sent: list[str] = []
+
+    def keep(execute, sql, params, many, context):
+        sent.append(sql)
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(keep):
+        summary = crash_reports_ingest([crash(n, signature=f"/b:{n % 2}") for n in range(12)])
+
+    assert summary.inserted == 12
+    asked = [
+        sql
+        for sql in sent
+        if sql.startswith(('SELECT "overview_errorbucket"', 'SELECT "packages_sourcepackage"'))
+    ]
+    # The first of three batches finds its package, then its buckets (and makes them);
+    # the two after it know them all.
+    assert len(asked) == 3
+    assert BucketVersionStat.objects.count() == 2
+
+
+def test_an_ingest_asks_the_catalogue_for_a_days_partition_once_not_once_a_window(
+    monkeypatch, ingest_path
+):
+    if ingest_path == "portable":
+        pytest.skip("partitions are PostgreSQL's")
+    publications_sync(ListSource([record()]), now=T0)
+    monkeypatch.setattr(ingest, "BATCH", 4)
+    sent: list[str] = []
+
+    def keep(execute, sql, params, many, context):
+        sent.append(sql)
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(keep):
+        crash_reports_ingest([crash(n) for n in range(12)])
+
+    assert sum("pg_partitioned_table" in sql for sql in sent) == 1
+
+
+def test_a_batch_the_database_refuses_teaches_the_ingest_no_id_it_rolled_back(
+    monkeypatch, ingest_path
+):
+    publications_sync(ListSource([record()]), now=T0)
+    known = ingest_store.KnownIds()
+    name = "ingest_batch_sql" if ingest_path == "native" else "ingest_batch_portable"
+
+    def refused(*args, **kwargs):
+        raise OperationalError("the disk is full")
+
+    monkeypatch.setattr(ingest_store, name, refused)
+    skipped: list[str] = []
+    stored = ingest_store.batch_store(
+        [crash(1, signature="/new:1")],
+        {"noble": noble_id()},
+        {},
+        skip=lambda record, why: skipped.append(why),
+        known=known,
+    )
+
+    assert (stored, len(skipped)) == (0, 1)
+    assert known.buckets == {} and known.packages == {}
+
+
+def noble_id() -> int:
+    from packages.models import Release
+
+    return Release.objects.get(codename="noble").id
+
+
 def test_a_system_is_keyed_by_the_ingest_as_by_the_model_so_it_is_never_counted_twice():
     """The ingest computes a system's key in SQL (SYSTEM_KEY_SQL), the model in Python
     (system_key): were they to differ, a system saved one way and seen the other would
@@ -199,11 +272,11 @@ def test_a_batch_that_lost_a_deadlock_to_another_ingest_is_stored_again_whole(mo
     publications_sync(ListSource([record()]), now=T0)
     store, calls = ingest_store._store_batch, []
 
-    def losing_once(records, releases, texts):
+    def losing_once(records, *rest):
         calls.append(len(records))
         if len(calls) == 1:  # as Django raises what PostgreSQL said
             raise OperationalError("deadlock detected") from errors.DeadlockDetected()
-        return store(records, releases, texts)
+        return store(records, *rest)
 
     monkeypatch.setattr(ingest_store, "_store_batch", losing_once)
 
@@ -221,7 +294,7 @@ def test_a_report_that_keeps_losing_races_fails_the_ingest_rather_than_being_ski
 
     publications_sync(ListSource([record()]), now=T0)
 
-    def always_losing(records, releases, texts):
+    def always_losing(*batch):
         raise OperationalError("deadlock detected") from errors.DeadlockDetected()
 
     monkeypatch.setattr(ingest_store, "_store_batch", always_losing)
