@@ -30,6 +30,7 @@ class PolicyOut(Schema):
     judge: str
     insufficient_gate: int | None
     insufficient_max_hold_seconds: int
+    watch_at_full_seconds: int  # under the sequential judge: judged this long at 100 %
 
 
 class VerdictOut(Schema):

@@ -57,6 +57,7 @@ def _policy_out(rules: policy_rules.Rules) -> dict:
         "judge": rules.judge,
         "insufficient_gate": rules.insufficient_gate,
         "insufficient_max_hold_seconds": int(rules.insufficient_max_hold.total_seconds()),
+        "watch_at_full_seconds": int(rules.watch_at_full.total_seconds()),
     }
 
 

@@ -34,7 +34,7 @@ class JudgeSummary:
     insufficient: int
     healthy_hours_to_100: float | None
     caught: dict[str, tuple[int, int]]  # kind and size → (caught before 100 %, of)
-    large_busy_caught: tuple[int, int]
+    large_busy_caught: tuple[int, int]  # before 100 %
     new_bucket_caught: frozenset[str]  # new-bucket regressions halted, by whatever rule
     new_bucket_rule_caught: frozenset[str]  # ... halted by the new-bucket rule
     machine_hours_before_halt: dict[str, float]  # id → machine-hours before its halt
@@ -52,6 +52,9 @@ class JudgeSummary:
     # Healthy libraries whose dependent had its own new version crashing more: halted for
     # their dependents' crashes (blamed), of how many.
     own_version_blamed: tuple[int, int] = (0, 0)
+    # Regressions halted only at 100 %, while the sequential judge still watched them
+    # there (Rules.watch_at_full).
+    caught_at_full: int = 0
 
     @property
     def healthy_halt_rate(self) -> float:
@@ -59,6 +62,11 @@ class JudgeSummary:
 
 
 DEPENDENTS_ONLY = "dependents only"
+
+
+def _before_full(outcome: Outcome) -> bool:
+    """Halted before it reached 100 % (not while watched there)."""
+    return outcome.halted and (outcome.percentage_at_halt or 0) < 100
 
 
 def _kind(update: Update) -> str:
@@ -82,7 +90,7 @@ def summarise(scenario: Scenario, outcomes: Sequence[Outcome], judge: str) -> Ju
     for outcome in bad:
         kind = _kind(truth[outcome.id])
         got, of = caught.get(kind, (0, 0))
-        caught[kind] = (got + outcome.halted, of + 1)
+        caught[kind] = (got + _before_full(outcome), of + 1)
     large = [
         o
         for o in bad
@@ -102,7 +110,8 @@ def summarise(scenario: Scenario, outcomes: Sequence[Outcome], judge: str) -> Ju
         insufficient=sum(o.verdict == "insufficient" for o in mine),
         healthy_hours_to_100=statistics.median(to_full) if to_full else None,
         caught=dict(sorted(caught.items())),
-        large_busy_caught=(sum(o.halted for o in large), len(large)),
+        large_busy_caught=(sum(map(_before_full, large)), len(large)),
+        caught_at_full=sum(o.halted and not _before_full(o) for o in bad),
         new_bucket_caught=frozenset(
             o.id for o in bad if o.halted and _kind(truth[o.id]) == "new bucket"
         ),
@@ -124,7 +133,7 @@ def summarise(scenario: Scenario, outcomes: Sequence[Outcome], judge: str) -> Ju
         large_busy_median_percentage=_median([o.percentage_at_halt for o in large_halts]),
         large_busy_median_hours=_median([o.halted_at_hour for o in large_halts]),
         by_ratio=tuple(
-            (truth[o.id].rate_ratio, o.halted)
+            (truth[o.id].rate_ratio, _before_full(o))
             for o in bad
             if _kind(truth[o.id]) not in ("new bucket", DEPENDENTS_ONLY)
         ),
@@ -168,7 +177,11 @@ def table(summaries: Sequence[JudgeSummary]) -> str:
             [_fraction(*s.caught.get(kind, (0, 0))) for s in summaries],
         )
     add(
-        "caught: 2× or more at 100+ crashes/day",
+        "caught at 100%, while still judged there",
+        [str(s.caught_at_full) for s in summaries],
+    )
+    add(
+        "caught before 100%: 2× or more at 100+ crashes/day",
         [_fraction(*s.large_busy_caught) for s in summaries],
     )
     add(
@@ -224,7 +237,7 @@ def checks(sequential: JudgeSummary, ubuntu: JudgeSummary) -> list[tuple[str, bo
             sequential.healthy_halted < ubuntu.healthy_halted or ubuntu.healthy_halted == 0,
         ),
         (
-            "sequential catches 95% of 2× regressions at 100+ crashes/day",
+            "sequential catches 95% of 2× regressions at 100+ crashes/day before 100%",
             of == 0 or got >= 0.95 * of,
         ),
         (

@@ -124,6 +124,9 @@ def outcome_of(
     if decision.new_percentage == decision.percentage:
         return outcome, Change.completed(), []
     change = Change.advanced(
-        old=decision.percentage, new=decision.new_percentage, why=decision.detail
+        old=decision.percentage,
+        new=decision.new_percentage,
+        why=decision.detail,
+        complete=decision.action == rule.Action.COMPLETE,
     )
     return outcome, change, []

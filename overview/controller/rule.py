@@ -181,7 +181,7 @@ def _step(facts: Facts, evidence: Evidence, rules: policy_rules.Rules, now: date
     target = policy_rules.next_percentage(rules, percentage)
     if target is None:
         if percentage >= policy_rules.FULL:
-            return Decision(Action.COMPLETE, percentage, percentage, detail="at 100%")
+            return _at_full(facts, rules, now)
         return _hold(facts, WAITING, f"at the policy's ceiling of {rules.ceiling}%")
     last = facts.last_increase_at
     due = last + rules.interval
@@ -230,5 +230,20 @@ def _step(facts: Facts, evidence: Evidence, rules: policy_rules.Rules, now: date
         if not evidence.overridden
         else f"{evidence.overridden} overridden problem{'s' if evidence.overridden != 1 else ''}"
     )
-    action = Action.COMPLETE if target >= policy_rules.FULL else Action.ADVANCE
+    # An update its judge watches at 100% reaches it in phasing, complete after the watch.
+    complete = target >= policy_rules.FULL and not rules.watches_at_full
+    action = Action.COMPLETE if complete else Action.ADVANCE
     return Decision(action, percentage, target, detail=detail)
+
+
+def _at_full(facts: Facts, rules: policy_rules.Rules, now: datetime) -> Decision:
+    """At 100%: complete, once the judge's watch there (Rules.watch_at_full) is over."""
+    until = rules.watched_until(facts.last_increase_at)
+    if until is not None and now < until:
+        return _hold(
+            facts,
+            WAITING,
+            f"at 100%, still judged until {until:%Y-%m-%d %H:%M} UTC",
+            next_at=until,
+        )
+    return Decision(Action.COMPLETE, facts.percentage, facts.percentage, detail="at 100%")

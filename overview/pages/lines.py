@@ -127,6 +127,12 @@ def next_words(outlook: Outlook) -> tuple[str, str]:
             return "waits for a person", "the error tracker does not know this version"
         case HoldReason.QUIET_WEEKEND:
             return "waits for Monday", "no update reaches 100 % before Monday 12:00 UTC"
+        case HoldReason.WAITING if outlook.next_at is not None:
+            # At 100 % its judge still watches it: complete at next_at unless it halts.
+            wait = outlook.next_at - outlook.now
+            return f"complete in {duration_words(wait)}", (
+                f"still judged at 100 % until {utc_time(outlook.next_at)}; halts on a regression"
+            )
         case HoldReason.WAITING:
             return f"stays at {outlook.percentage} %", "the policy's ceiling"
         case HoldReason.DEPENDENCY:

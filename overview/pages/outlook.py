@@ -103,6 +103,16 @@ def publication_outlook(
     reason = HoldReason(decision.hold or HoldReason.NONE)
     if decision.action == Action.HOLD and reason != HoldReason.WAITING:
         return _held(publication, reason, decision.detail, now)
+    if decision.action == Action.HOLD and percentage >= policy_rules.FULL:
+        # At 100% its judge still watches it (Rules.watch_at_full): complete at next_at.
+        return Outlook(
+            Action.HOLD,
+            now,
+            percentage,
+            hold=HoldReason.WAITING,
+            detail=decision.detail,
+            next_at=decision.next_at,
+        )
     steps = policy_rules.projected_steps(
         rules,
         percentage=percentage,

@@ -99,6 +99,10 @@ def _hold_line(outlook: Outlook) -> str:
             return f"held: crash data unavailable{since}"
         case HoldReason.QUIET_WEEKEND:
             return "held: quiet weekend, no update reaches 100% before Monday 12:00 UTC"
+        case HoldReason.WAITING if outlook.next_at is not None:
+            # At 100% its judge still watches it (Rules.watch_at_full).
+            wait = duration_words(outlook.next_at - outlook.now)
+            return f"complete in {wait}: still judged at 100% until {utc_time(outlook.next_at)}"
         case HoldReason.WAITING:
             return f"stays at {outlook.percentage}%: the policy's ceiling"
         case HoldReason.DEPENDENCY:

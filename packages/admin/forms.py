@@ -149,6 +149,17 @@ class PolicyChangeForm(RunAt, ReasonForm):
         help_text="As Ubuntu's phased-updater: when the checks come back clean, one step "
         "above its last percentage (a rate-only halt can clear itself after midnight UTC)",
     )
+    watch_at_full = forms.DurationField(
+        required=False,
+        initial=policy_rules.Rules.watch_at_full,
+        label="Watch at 100%",
+        help_text="Under the sequential judge, how long an update at 100% is still judged "
+        "before it is complete, D HH:MM:SS; at most 30 days; empty: 7 days, 0: at once",
+        validators=[
+            MinValueValidator(timedelta(0)),
+            MaxValueValidator(policy_rules.MAX_MIN_TIME_AT_PERCENTAGE),
+        ],
+    )
     field_order = (
         "scope",
         "start_percentage",
@@ -165,6 +176,7 @@ class PolicyChangeForm(RunAt, ReasonForm):
         "unknown_version",
         "phase_with_dependencies",
         "auto_resume",
+        "watch_at_full",
         "reason",
         "run_at",
     )
@@ -186,8 +198,16 @@ class PolicyChangeForm(RunAt, ReasonForm):
     def clean_unknown_version(self) -> str:
         return self.cleaned_data["unknown_version"] or UnknownVersion.HOLD
 
+    def clean_watch_at_full(self) -> timedelta:
+        return _watch_or_default(self.cleaned_data["watch_at_full"])
+
     def policy_fields(self) -> dict[str, Any]:
         return {name: self.cleaned_data[name] for name in services.POLICY_FIELDS}
+
+
+def _watch_or_default(watch: timedelta | None) -> timedelta:
+    """An empty watch at 100% is the default one (0 is none)."""
+    return policy_rules.Rules.watch_at_full if watch is None else watch
 
 
 class PolicyAdminForm(ReasonRequired, forms.ModelForm):
@@ -199,11 +219,15 @@ class PolicyAdminForm(ReasonRequired, forms.ModelForm):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        # Older forms and scripts post without it: holding is the safe default.
+        # Older forms and scripts post without them: holding and the default watch.
         self.fields["unknown_version"].required = False
+        self.fields["watch_at_full"].required = False
 
     def clean_unknown_version(self) -> str:
         return self.cleaned_data["unknown_version"] or UnknownVersion.HOLD
+
+    def clean_watch_at_full(self) -> timedelta:
+        return _watch_or_default(self.cleaned_data["watch_at_full"])
 
     def clean(self) -> dict:
         data = super().clean() or {}
@@ -221,6 +245,7 @@ class PolicyAdminForm(ReasonRequired, forms.ModelForm):
                 judge=data.get("judge") or policy_rules.DEFAULT_JUDGE,
                 insufficient_gate=data.get("insufficient_gate"),
                 insufficient_max_hold=data.get("insufficient_max_hold") or timedelta(0),
+                watch_at_full=data.get("watch_at_full") or timedelta(0),
             )
         except (ValueError, TypeError) as error:
             raise forms.ValidationError(f"{str(error).capitalize()}.") from error

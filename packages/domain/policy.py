@@ -60,6 +60,12 @@ class Rules:
     # back clean, one step above its last percentage. Off by default: a halt waits for a
     # person.
     auto_resume: bool = False
+    # Under the sequential judge, an update at 100% stays in phasing this long before it is
+    # complete, its crash rate and its dependents' still judged: an anytime-valid test may
+    # look for as long as it likes at no cost in false halts, and a quiet package's
+    # regression often shows only once every machine can have it. Ubuntu's rules stop at
+    # 100% (their rate rule is not made to be asked again and again).
+    watch_at_full: timedelta = timedelta(days=7)
 
     def __post_init__(self) -> None:
         if self.schedule and sorted(self.schedule) != list(self.schedule):
@@ -94,6 +100,20 @@ class Rules:
             raise ValueError(
                 f"the longest hold is at most {_duration_words(MAX_MIN_TIME_AT_PERCENTAGE)}"
             )
+        if not timedelta(0) <= self.watch_at_full <= MAX_MIN_TIME_AT_PERCENTAGE:
+            raise ValueError(
+                f"the watch at 100% is at most {_duration_words(MAX_MIN_TIME_AT_PERCENTAGE)}"
+            )
+
+    @property
+    def watches_at_full(self) -> bool:
+        """Whether its judge watches an update at 100% (the sequential one, for
+        `watch_at_full`) before it is complete."""
+        return self.judge == SEQUENTIAL and self.watch_at_full > timedelta(0)
+
+    def watched_until(self, reached_full_at: datetime) -> datetime | None:
+        """When an update that reached 100% at that moment is complete, if watched."""
+        return reached_full_at + self.watch_at_full if self.watches_at_full else None
 
     @property
     def first_percentage(self) -> int:

@@ -103,6 +103,15 @@ class Policy(models.Model):
         help_text="As Ubuntu's phased-updater: a halted update resumes by itself, one step "
         "above its last percentage, when its checks come back clean (a person's pull never)",
     )
+    watch_at_full = models.DurationField(
+        default=policy_rules.Rules.watch_at_full,
+        help_text="Under the sequential judge, how long an update at 100% is still judged "
+        "(and halted on a regression) before it is complete; at most 30 days, 0: at once",
+        validators=[
+            MinValueValidator(timedelta(0)),
+            MaxValueValidator(policy_rules.MAX_MIN_TIME_AT_PERCENTAGE),
+        ],
+    )
 
     class Meta:
         verbose_name_plural = "policies"
@@ -146,6 +155,11 @@ class Policy(models.Model):
                 condition=Q(insufficient_max_hold__gte=timedelta(0))
                 & Q(insufficient_max_hold__lte=policy_rules.MAX_MIN_TIME_AT_PERCENTAGE),
             ),
+            models.CheckConstraint(
+                name="policy_watch_at_full_in_range",
+                condition=Q(watch_at_full__gte=timedelta(0))
+                & Q(watch_at_full__lte=policy_rules.MAX_MIN_TIME_AT_PERCENTAGE),
+            ),
         ]
 
     def __str__(self) -> str:
@@ -175,4 +189,5 @@ class Policy(models.Model):
             unknown_version=self.unknown_version,
             phase_with_dependencies=self.phase_with_dependencies,
             auto_resume=self.auto_resume,
+            watch_at_full=self.watch_at_full,
         )

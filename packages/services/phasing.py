@@ -97,9 +97,13 @@ class Change:
     hold_detail: str = ""
 
     @classmethod
-    def advanced(cls, *, old: int, new: int, why: str = "no problems") -> Change:
-        """One step of the policy; at 100% it completes."""
-        kind = EventKind.COMPLETED if new >= policy.FULL else EventKind.ADVANCED
+    def advanced(
+        cls, *, old: int, new: int, why: str = "no problems", complete: bool | None = None
+    ) -> Change:
+        """One step of the policy; at 100% it completes, unless `complete` is False (its
+        judge watches it at 100% first: Rules.watch_at_full)."""
+        complete = new >= policy.FULL if complete is None else complete
+        kind = EventKind.COMPLETED if complete else EventKind.ADVANCED
         return cls(
             kind,
             percentage=new,
@@ -189,7 +193,13 @@ def _apply(
             "22.04) from a security fix (LP #2051181)"
         )
     new_state = change.state or publication.state
-    if new_state == PhasingState.PHASING and new_percentage >= 100:
+    # At 100% an update is complete, unless the controller's step there keeps it in
+    # phasing for its judge to watch (Change.advanced).
+    if (
+        new_state == PhasingState.PHASING
+        and new_percentage >= 100
+        and change.kind != EventKind.ADVANCED
+    ):
         new_state = PhasingState.COMPLETE
 
     old_percentage, old_state = publication.phased_update_percentage, publication.state

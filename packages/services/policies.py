@@ -38,6 +38,7 @@ POLICY_FIELDS = (
     "unknown_version",
     "phase_with_dependencies",
     "auto_resume",
+    "watch_at_full",
 )
 
 

@@ -43,7 +43,7 @@ log = logging.getLogger(__name__)
 # A time this far in the past is a mistake, not "now".
 PAST_TOLERANCE = timedelta(minutes=1)
 AWAITING_SIGN_OFF = "waiting for a second archive admin's sign-off"
-_DURATIONS = ("interval", "min_time_at_percentage", "insufficient_max_hold")
+_DURATIONS = ("interval", "min_time_at_percentage", "insufficient_max_hold", "watch_at_full")
 
 
 def _when(moment: datetime) -> str:

@@ -129,6 +129,7 @@ class Command(BaseCommand):
                                 "healthy_halted": s.healthy_halted,
                                 "caught": {k: list(v) for k, v in s.caught.items()},
                                 "large_busy_caught": list(s.large_busy_caught),
+                                "caught_at_full": s.caught_at_full,
                                 "median_machine_hours_before_halt": s.median_machine_hours_before_halt,
                                 "machine_hours_on_bad_versions": s.machine_hours_on_bad_versions,
                                 "insufficient": s.insufficient,

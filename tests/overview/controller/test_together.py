@@ -6,6 +6,8 @@ netplan.io. apt draws each source separately, so the controller holds them toget
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -139,7 +141,11 @@ def test_the_dependent_never_completes_before_what_it_needs(crashes):
     dependent.refresh_from_db()
     assert (dependent.state, dependent.phased_update_percentage) == (PhasingState.PHASING, 90)
 
-    tick(crashes, T0 + 7 * HOURS)  # both due: they complete together
+    tick(crashes, T0 + 7 * HOURS)  # both due: they reach 100% together
+    needed.refresh_from_db()
+    dependent.refresh_from_db()
+    assert needed.phased_update_percentage == dependent.phased_update_percentage == 100
+    tick(crashes, T0 + 7 * HOURS + timedelta(days=7))  # and complete together
     needed.refresh_from_db()
     dependent.refresh_from_db()
     assert needed.state == dependent.state == PhasingState.COMPLETE

@@ -1,0 +1,103 @@
+"""The watch at 100%: under the sequential judge an update reaches 100% still in phasing,
+is judged there for the policy's `watch_at_full` (7 days unless set) and halts on a
+regression found then; after it, it is complete. Ubuntu's rules complete it at 100% at
+once, as phased-updater does."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+import time_machine
+
+from overview.evidence.sources.base import CrashAnswer
+from packages.holds import HoldReason
+from packages.models import EventKind, PhasingState
+from tests.factories import PolicyFactory, PublicationFactory
+from tests.overview.controller.fakes import HOURS, T0, new_bucket, tick
+
+pytestmark = [pytest.mark.django_db, pytest.mark.embedded]
+
+DAYS = timedelta(days=1)
+
+
+def at(percentage: int, *, since: timedelta):
+    return PublicationFactory(phased_update_percentage=percentage, last_increase_at=T0 - since)
+
+
+def test_the_step_to_100_leaves_it_in_phasing_still_judged_for_a_week(crashes):
+    PolicyFactory()
+    publication = at(90, since=6 * HOURS)
+
+    [decision] = tick(crashes, T0)
+
+    publication.refresh_from_db()
+    assert (publication.state, publication.phased_update_percentage) == (PhasingState.PHASING, 100)
+    assert decision.action == "advance"
+    assert publication.events.get().kind == EventKind.ADVANCED
+    assert publication.completed_at is None
+
+    tick(crashes, T0 + HOURS)
+
+    publication.refresh_from_db()
+    assert publication.state == PhasingState.PHASING
+    assert publication.hold_reason == HoldReason.WAITING
+    assert publication.hold_detail == "at 100%, still judged until 2026-12-08 00:00 UTC"
+
+
+def test_a_regression_found_while_it_is_watched_at_100_halts_it_to_0(crashes):
+    PolicyFactory()
+    publication = at(100, since=3 * DAYS)
+    crashes.answers[publication.source_package.name] = CrashAnswer(problems=(new_bucket(),))
+
+    [decision] = tick(crashes, T0)
+
+    publication.refresh_from_db()
+    assert decision.action == "halt"
+    assert (publication.state, publication.phased_update_percentage) == (PhasingState.HALTED, 0)
+    assert publication.percentage_before_halt == 100
+
+
+def test_once_the_watch_is_over_it_is_complete(crashes):
+    PolicyFactory()
+    publication = at(100, since=7 * DAYS)
+
+    [decision] = tick(crashes, T0)
+
+    publication.refresh_from_db()
+    assert decision.action == "complete"
+    assert publication.state == PhasingState.COMPLETE
+    assert publication.completed_at == T0
+
+
+def test_the_policy_sets_how_long_and_0_completes_it_at_100_at_once(crashes):
+    PolicyFactory(watch_at_full=timedelta(0))
+    publication = at(90, since=6 * HOURS)
+
+    tick(crashes, T0)
+
+    publication.refresh_from_db()
+    assert (publication.state, publication.phased_update_percentage) == (PhasingState.COMPLETE, 100)
+    assert publication.events.get().kind == EventKind.COMPLETED
+
+
+def test_under_ubuntu_s_rules_100_is_complete_at_once(crashes):
+    PolicyFactory(judge="ubuntu")
+    publication = at(90, since=6 * HOURS)
+
+    tick(crashes, T0)
+
+    publication.refresh_from_db()
+    assert (publication.state, publication.phased_update_percentage) == (PhasingState.COMPLETE, 100)
+
+
+def test_the_pages_say_when_a_watched_update_completes(anonymous, crashes):
+    PolicyFactory()
+    at(100, since=2 * DAYS)
+
+    with time_machine.travel(T0, tick=False):
+        step = anonymous.get("/api/v1/publications/").json()["results"][0]["next_step"]
+
+    assert step["kind"] == "waiting"
+    assert step["text"] == "complete in 5 d: still judged at 100% until 2026-12-06 00:00 UTC"
+    assert step["at"] == "2026-12-06T00:00:00Z"
