@@ -76,6 +76,21 @@ def test_the_bar_compares_machine_hours_on_bad_versions_with_ubuntus_rules():
     assert found["sequential halts fewer healthy updates than Ubuntu's rules"]
 
 
+def test_a_regression_halted_only_at_100_is_counted_apart_from_catches_before_it():
+    late = [
+        outcome("a", "sequential", halted_at=70, percentage=100, machine_hours=900.0),
+        *OUTCOMES[1:3],
+    ]
+
+    summary = summarise(SCENARIO, late, "sequential")
+
+    assert summary.large_busy_caught == (1, 2)  # b before 100 %; a only while watched
+    assert summary.caught_at_full == 1
+    assert summary.machine_hours_on_bad_versions == 900.0 + 200.0
+    rows = {line[:55].strip(): line[55:].strip() for line in table([summary]).splitlines()}
+    assert rows["caught at 100%, while still judged there"] == "1"
+
+
 def test_the_plot_is_a_png(tmp_path):
     path = tmp_path / "catches.png"
     catches_png(
