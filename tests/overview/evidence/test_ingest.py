@@ -91,9 +91,8 @@ def test_a_batch_finds_its_buckets_in_one_statement_however_many_it_brings(inges
     assert many == few
 
 
-def test_an_ingest_asks_for_a_bucket_or_a_package_once_not_once_a_batch(monkeypatch):
-    publications_sync(ListSource([record()]), now=T0)
-    monkeypatch.setattr(ingest, "BATCH", 4)
+def sent_by(records: list[CrashReportRecord]) -> tuple[ingest.IngestSummary, list[str]]:
+    """The ingest of these records, and the statements it sent on this connection."""
     sent: list[str] = []
 
     def keep(execute, sql, params, many, context):
@@ -101,7 +100,14 @@ def test_an_ingest_asks_for_a_bucket_or_a_package_once_not_once_a_batch(monkeypa
         return execute(sql, params, many, context)
 
     with connection.execute_wrapper(keep):
-        summary = crash_reports_ingest([crash(n, signature=f"/b:{n % 2}") for n in range(12)])
+        return crash_reports_ingest(records), sent
+
+
+def test_an_ingest_asks_for_a_bucket_or_a_package_once_not_once_a_batch(monkeypatch):
+    publications_sync(ListSource([record()]), now=T0)
+    monkeypatch.setattr(ingest, "BATCH", 4)
+
+    summary, sent = sent_by([crash(n, signature=f"/b:{n % 2}") for n in range(12)])
 
     assert summary.inserted == 12
     asked = [
@@ -122,14 +128,8 @@ def test_an_ingest_asks_the_catalogue_for_a_days_partition_once_not_once_a_windo
         pytest.skip("partitions are PostgreSQL's")
     publications_sync(ListSource([record()]), now=T0)
     monkeypatch.setattr(ingest, "BATCH", 4)
-    sent: list[str] = []
 
-    def keep(execute, sql, params, many, context):
-        sent.append(sql)
-        return execute(sql, params, many, context)
-
-    with connection.execute_wrapper(keep):
-        crash_reports_ingest([crash(n) for n in range(12)])
+    _, sent = sent_by([crash(n) for n in range(12)])
 
     assert sum("pg_partitioned_table" in sql for sql in sent) == 1
 
