@@ -262,9 +262,10 @@ def _outcomes(
         publication = finals[publication_id]
         if found <= publication.date_published + halts[publication_id][0] * HOUR:
             kinds.setdefault(publication_id, set()).add(kind)
+    # The first event at 100% (a watched update's completion comes later, at 100% too).
     completed = dict(
         PhasingEvent.objects.filter(publication__in=publications, new_percentage__gte=100)
-        .order_by("created_at")
+        .order_by("-created_at")
         .values_list("publication_id", "created_at")
     )
     outcomes = []

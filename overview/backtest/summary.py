@@ -102,7 +102,7 @@ def summarise(scenario: Scenario, outcomes: Sequence[Outcome], judge: str) -> Ju
     ]
     to_full = [o.hours_to_100 for o in healthy if o.hours_to_100 is not None]
     innocent = [o for o in healthy if _own_update(truth[o.id])]
-    large_halts = [o for o in large if o.halted]
+    large_halts = [o for o in large if _before_full(o)]
     return JudgeSummary(
         judge=judge,
         healthy=len(healthy),
@@ -113,7 +113,7 @@ def summarise(scenario: Scenario, outcomes: Sequence[Outcome], judge: str) -> Ju
         large_busy_caught=(sum(map(_before_full, large)), len(large)),
         caught_at_full=sum(o.halted and not _before_full(o) for o in bad),
         new_bucket_caught=frozenset(
-            o.id for o in bad if o.halted and _kind(truth[o.id]) == "new bucket"
+            o.id for o in bad if _before_full(o) and _kind(truth[o.id]) == "new bucket"
         ),
         new_bucket_rule_caught=frozenset(
             o.id

@@ -119,6 +119,8 @@ def outcome_of(
             state=PhasingState.PHASING,
             reason=decision.detail,
             hold_reason=HoldReason.NONE,
+            # Resumed at 100% (halted there while watched): watched again from now.
+            watched=rules.watches_at_full,
         )
         return replace(outcome, action=Action.ADVANCE), resumed, []
     if decision.new_percentage == decision.percentage:

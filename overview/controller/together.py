@@ -77,6 +77,14 @@ def cap(
         state[publication.pk] = (change.state if change is not None else None) or publication.state
     held: dict[int, tuple[int, str]] = {}
     capped: dict[int, Change] = {}
+
+    def completing(pk: int) -> bool:
+        """Complete already, or completing at this tick (not held)."""
+        change = capped.get(pk, planned_change.get(pk))
+        if pk in held or change is None:
+            return pk not in held and state[pk] == PhasingState.COMPLETE
+        return change.kind == EventKind.COMPLETED
+
     settled = False
     while not settled:  # each turn only lowers a planned percentage: it ends
         settled = True
@@ -90,6 +98,15 @@ def cap(
             if not present:
                 continue
             stopped = [n for n in present if state[n.needed.pk] in _STOPPED]
+            unfinished = [n for n in present if not completing(n.needed.pk)]
+            if not stopped and change.kind == EventKind.COMPLETED and unfinished:
+                # Never complete before what it needs, which may still be watched at 100%.
+                first = unfinished[0]
+                current = publication.phased_update_percentage
+                held[pk] = (current, f"{first.needed.label}: not complete yet ({first.why})")
+                planned[pk] = current
+                settled = False
+                continue
             if stopped:
                 limit = stopped[0]
             else:

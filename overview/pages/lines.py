@@ -89,7 +89,7 @@ def badge_of(record: PublicationInPhasing) -> tuple[words.Badge, str]:
     if record.state == PhasingState.PAUSED:
         last = next((e for e in hold_events if e.kind == EventKind.PAUSED), None)
         return words.Badge.PAUSED, f"paused by {last.actor_name}" if last else "paused"
-    if record.state != PhasingState.PHASING or record.phased_update_percentage >= 100:
+    if record.state != PhasingState.PHASING:
         return words.Badge.DONE, "at 100 %"
     if record.release.frozen:
         return words.Badge.FROZEN, f"release {record.release.codename} is frozen"

@@ -103,6 +103,8 @@ def publication_outlook(
     reason = HoldReason(decision.hold or HoldReason.NONE)
     if decision.action == Action.HOLD and reason != HoldReason.WAITING:
         return _held(publication, reason, decision.detail, now)
+    if decision.action == Action.COMPLETE and decision.new_percentage == percentage:
+        return Outlook(Action.COMPLETE, now, percentage)  # its watch at 100% is over
     if decision.action == Action.HOLD and percentage >= policy_rules.FULL:
         # At 100% its judge still watches it (Rules.watch_at_full): complete at next_at.
         return Outlook(

@@ -241,7 +241,8 @@ def averted(*, now: datetime, days: int = 30) -> Averted:
 
 
 def recently_completed(*, now: datetime, days: int = RECENTLY_COMPLETED_DAYS, limit: int = 100):
-    """Updates that reached 100% in the last `days` days, newest first."""
+    """Updates completed in the last `days` days (at 100%, their watch there over),
+    newest first."""
     return list(
         Publication.objects.filter(
             state=PhasingState.COMPLETE, completed_at__gte=now - timedelta(days=days)

@@ -95,6 +95,9 @@ class Change:
     reason: str = ""
     hold_reason: str | None = None
     hold_detail: str = ""
+    # Brought to 100% by the controller for its judge to watch there (Rules.watch_at_full):
+    # it stays in phasing.
+    watched: bool = False
 
     @classmethod
     def advanced(
@@ -109,6 +112,7 @@ class Change:
             percentage=new,
             reason=f"{why}: {words.percentage_change(old, new)}",
             hold_reason=HoldReason.NONE,
+            watched=new >= policy.FULL and not complete,
         )
 
     @classmethod
@@ -193,12 +197,14 @@ def _apply(
             "22.04) from a security fix (LP #2051181)"
         )
     new_state = change.state or publication.state
-    # At 100% an update is complete, unless the controller's step there keeps it in
-    # phasing for its judge to watch (Change.advanced).
+    # A change that brings an update in phasing to 100% completes it, unless it is brought
+    # there for its judge to watch (Change.watched). One that leaves it at 100% (a note, a
+    # person's resume of a pause) leaves it watched: the controller completes it.
     if (
         new_state == PhasingState.PHASING
         and new_percentage >= 100
-        and change.kind != EventKind.ADVANCED
+        and publication.phased_update_percentage < 100
+        and not change.watched
     ):
         new_state = PhasingState.COMPLETE
 

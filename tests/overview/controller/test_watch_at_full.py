@@ -13,8 +13,11 @@ import time_machine
 from overview.evidence.sources.base import CrashAnswer
 from packages.holds import HoldReason
 from packages.models import EventKind, PhasingState
-from tests.factories import PolicyFactory, PublicationFactory
+from packages.services import publication_pause, publication_resume
+from packages.services.releases import release_freeze
+from tests.factories import PolicyFactory, PublicationFactory, ReleaseFactory, UserFactory
 from tests.overview.controller.fakes import HOURS, T0, new_bucket, tick
+from tests.overview.controller.test_together import gnome_shell, mutter
 
 pytestmark = [pytest.mark.django_db, pytest.mark.embedded]
 
@@ -101,3 +104,70 @@ def test_the_pages_say_when_a_watched_update_completes(anonymous, crashes):
     assert step["kind"] == "waiting"
     assert step["text"] == "complete in 5 d: still judged at 100% until 2026-12-06 00:00 UTC"
     assert step["at"] == "2026-12-06T00:00:00Z"
+
+
+def test_a_note_on_a_watched_update_leaves_it_watched(crashes):
+    PolicyFactory()
+    publication = at(100, since=2 * DAYS)
+
+    release_freeze(release=publication.release, actor=UserFactory(), reason="point release")
+
+    publication.refresh_from_db()
+    assert (publication.state, publication.phased_update_percentage) == (PhasingState.PHASING, 100)
+
+
+def test_a_pause_and_a_resume_at_100_leave_it_watched_until_its_watch_is_over(crashes):
+    PolicyFactory()
+    publication = at(100, since=2 * DAYS)
+    person = UserFactory()
+
+    publication_pause(publication=publication, actor=person, reason="a look first")
+    publication_resume(publication=publication, actor=person, reason="fine")
+
+    publication.refresh_from_db()
+    assert publication.state == PhasingState.PHASING
+    [decision] = tick(crashes, T0)
+    assert decision.hold_reason == HoldReason.WAITING
+
+
+def test_resumed_by_the_policy_after_a_halt_at_100_it_is_watched_again(crashes):
+    PolicyFactory(auto_resume=True)
+    publication = PublicationFactory(
+        state=PhasingState.HALTED,
+        phased_update_percentage=0,
+        percentage_before_halt=100,
+        hold_reason=HoldReason.PROBLEMS,
+        last_increase_at=T0 - 3 * DAYS,
+    )
+
+    tick(crashes, T0)
+
+    publication.refresh_from_db()
+    assert (publication.state, publication.phased_update_percentage) == (PhasingState.PHASING, 100)
+    assert publication.last_increase_at == T0  # its watch starts again
+
+
+def test_an_update_never_completes_while_one_it_needs_is_still_watched(crashes):
+    release = ReleaseFactory()
+    PolicyFactory()
+    needed = mutter(release, percentage=100, last_increase_at=T0 - 2 * DAYS)
+    dependent = gnome_shell(release, percentage=90)
+    PolicyFactory(source_package=dependent.source_package, judge="ubuntu")
+
+    tick(crashes, T0)
+
+    needed.refresh_from_db()
+    dependent.refresh_from_db()
+    assert needed.state == dependent.state == PhasingState.PHASING
+    assert dependent.phased_update_percentage == 90
+    assert dependent.hold_detail.startswith("mutter 46.2-1ubuntu0.24.04.1: not complete yet")
+
+
+def test_once_the_watch_is_over_the_pages_say_complete_before_the_tick_does(anonymous):
+    PolicyFactory()
+    at(100, since=7 * DAYS + HOURS)
+
+    with time_machine.travel(T0, tick=False):
+        step = anonymous.get("/api/v1/publications/").json()["results"][0]["next_step"]
+
+    assert (step["kind"], step["text"]) == ("complete", "complete")
