@@ -154,7 +154,7 @@ class PolicyChangeForm(RunAt, ReasonForm):
         initial=policy_rules.Rules.watch_at_full,
         label="Watch at 100%",
         help_text="Under the sequential judge, how long an update at 100% is still judged "
-        "before it is complete, D HH:MM:SS; at most 30 days; empty: 7 days, 0: at once",
+        "before it is complete, D HH:MM:SS; at most 30 days; empty: 3 days, 0: at once",
         validators=[
             MinValueValidator(timedelta(0)),
             MaxValueValidator(policy_rules.MAX_MIN_TIME_AT_PERCENTAGE),

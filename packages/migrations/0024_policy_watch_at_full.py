@@ -15,7 +15,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='policy',
             name='watch_at_full',
-            field=models.DurationField(default=datetime.timedelta(days=7), help_text='Under the sequential judge, how long an update at 100% is still judged (and halted on a regression) before it is complete; at most 30 days, 0: at once', validators=[django.core.validators.MinValueValidator(datetime.timedelta(0)), django.core.validators.MaxValueValidator(datetime.timedelta(days=30))]),
+            field=models.DurationField(default=datetime.timedelta(days=3), help_text='Under the sequential judge, how long an update at 100% is still judged (and halted on a regression) before it is complete; at most 30 days, 0: at once', validators=[django.core.validators.MinValueValidator(datetime.timedelta(0)), django.core.validators.MaxValueValidator(datetime.timedelta(days=30))]),
         ),
         migrations.AddConstraint(
             model_name='policy',

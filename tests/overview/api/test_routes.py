@@ -61,7 +61,7 @@ def test_publications_carry_percentage_state_policy_next_step_and_problems(anony
         "judge": "sequential",
         "insufficient_gate": None,
         "insufficient_max_hold_seconds": 172800,
-        "watch_at_full_seconds": 604800,
+        "watch_at_full_seconds": 259200,
     }
     assert item["next_step"]["text"] == "halted: png_read_row"
     assert item["problems"] == [

@@ -74,10 +74,10 @@ def test_a_clean_update_goes_from_10_to_100_in_exactly_54_hours(crashes):
     assert seen[53] == 90
     # At 100% the sequential judge still watches it for a week, then it is complete.
     assert publication.state == PhasingState.PHASING
-    tick(crashes, T0 + 54 * HOURS + timedelta(days=7))
+    tick(crashes, T0 + 54 * HOURS + timedelta(days=3))
     publication.refresh_from_db()
     assert publication.state == PhasingState.COMPLETE
-    assert publication.completed_at == T0 + 54 * HOURS + timedelta(days=7)
+    assert publication.completed_at == T0 + 54 * HOURS + timedelta(days=3)
     assert publication.events.filter(kind=EventKind.COMPLETED).count() == 1
 
 

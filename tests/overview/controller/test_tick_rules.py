@@ -206,7 +206,7 @@ def test_an_update_at_100_percent_still_phasing_completes_once_its_watch_is_over
     publication = PublicationFactory(phased_update_percentage=100, last_increase_at=T0)
     [decision] = tick(crashes, T0 + HOURS)
     assert decision.hold_reason == "waiting"  # still judged at 100% (Rules.watch_at_full)
-    [decision] = tick(crashes, T0 + timedelta(days=7))
+    [decision] = tick(crashes, T0 + timedelta(days=3))
     publication.refresh_from_db()
     assert (decision.action, decision.detail, decision.new_percentage) == (
         "complete",

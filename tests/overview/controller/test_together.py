@@ -145,7 +145,7 @@ def test_the_dependent_never_completes_before_what_it_needs(crashes):
     needed.refresh_from_db()
     dependent.refresh_from_db()
     assert needed.phased_update_percentage == dependent.phased_update_percentage == 100
-    tick(crashes, T0 + 7 * HOURS + timedelta(days=7))  # and complete together
+    tick(crashes, T0 + 7 * HOURS + timedelta(days=3))  # and complete together
     needed.refresh_from_db()
     dependent.refresh_from_db()
     assert needed.state == dependent.state == PhasingState.COMPLETE

@@ -1,5 +1,5 @@
 """The watch at 100%: under the sequential judge an update reaches 100% still in phasing,
-is judged there for the policy's `watch_at_full` (7 days unless set) and halts on a
+is judged there for the policy's `watch_at_full` (3 days unless set) and halts on a
 regression found then; after it, it is complete. Ubuntu's rules complete it at 100% at
 once, as phased-updater does."""
 
@@ -45,12 +45,12 @@ def test_the_step_to_100_leaves_it_in_phasing_still_judged_for_a_week(crashes):
     publication.refresh_from_db()
     assert publication.state == PhasingState.PHASING
     assert publication.hold_reason == HoldReason.WAITING
-    assert publication.hold_detail == "at 100%, still judged until 2026-12-08 00:00 UTC"
+    assert publication.hold_detail == "at 100%, still judged until 2026-12-04 00:00 UTC"
 
 
 def test_a_regression_found_while_it_is_watched_at_100_halts_it_to_0(crashes):
     PolicyFactory()
-    publication = at(100, since=3 * DAYS)
+    publication = at(100, since=2 * DAYS)
     crashes.answers[publication.source_package.name] = CrashAnswer(problems=(new_bucket(),))
 
     [decision] = tick(crashes, T0)
@@ -63,7 +63,7 @@ def test_a_regression_found_while_it_is_watched_at_100_halts_it_to_0(crashes):
 
 def test_once_the_watch_is_over_it_is_complete(crashes):
     PolicyFactory()
-    publication = at(100, since=7 * DAYS)
+    publication = at(100, since=3 * DAYS)
 
     [decision] = tick(crashes, T0)
 
@@ -96,14 +96,14 @@ def test_under_ubuntu_s_rules_100_is_complete_at_once(crashes):
 
 def test_the_pages_say_when_a_watched_update_completes(anonymous, crashes):
     PolicyFactory()
-    at(100, since=2 * DAYS)
+    at(100, since=HOURS)
 
     with time_machine.travel(T0, tick=False):
         step = anonymous.get("/api/v1/publications/").json()["results"][0]["next_step"]
 
     assert step["kind"] == "waiting"
-    assert step["text"] == "complete in 5 d: still judged at 100% until 2026-12-06 00:00 UTC"
-    assert step["at"] == "2026-12-06T00:00:00Z"
+    assert step["text"] == "complete in 2 d 23 h: still judged at 100% until 2026-12-03 23:00 UTC"
+    assert step["at"] == "2026-12-03T23:00:00Z"
 
 
 def test_a_note_on_a_watched_update_leaves_it_watched(crashes):
@@ -165,7 +165,7 @@ def test_an_update_never_completes_while_one_it_needs_is_still_watched(crashes):
 
 def test_once_the_watch_is_over_the_pages_say_complete_before_the_tick_does(anonymous):
     PolicyFactory()
-    at(100, since=7 * DAYS + HOURS)
+    at(100, since=3 * DAYS + HOURS)
 
     with time_machine.travel(T0, tick=False):
         step = anonymous.get("/api/v1/publications/").json()["results"][0]["next_step"]

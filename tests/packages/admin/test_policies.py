@@ -117,7 +117,7 @@ def test_a_policy_saved_in_its_form_needs_a_reason_and_logs_it_once(
 
     policy = Policy.objects.get()
     assert policy.start_percentage == 5
-    assert policy.watch_at_full == timedelta(days=7)  # not in the form posted: the default
+    assert policy.watch_at_full == timedelta(days=3)  # not in the form posted: the default
     entry = LogEntry.objects.get(user=archive_admin_user)
     assert "gentle start" in entry.get_change_message()
 
