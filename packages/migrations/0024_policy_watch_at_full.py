@@ -4,6 +4,8 @@ import datetime
 import django.core.validators
 from django.db import migrations, models
 
+from packages.data_version import triggers_reinstall_operation
+
 
 class Migration(migrations.Migration):
 
@@ -21,4 +23,6 @@ class Migration(migrations.Migration):
             model_name='policy',
             constraint=models.CheckConstraint(condition=models.Q(('watch_at_full__gte', datetime.timedelta(0)), ('watch_at_full__lte', datetime.timedelta(days=30))), name='policy_watch_at_full_in_range'),
         ),
+        # SQLite rebuilds the altered table without its data-version triggers: back on.
+        triggers_reinstall_operation(("packages_policy",)),
     ]
