@@ -21,9 +21,7 @@ from packages.models import (
     PhasingState,
     Publication,
 )
-from packages.services.phasing import (
-    Change,
-)
+from packages.services.changes import Change
 
 
 @dataclass(frozen=True)

@@ -76,9 +76,9 @@ from packages.models import (
 )
 from packages.selectors import policies_by_scope
 from packages.services.announcements import DATA_STALE, announce
+from packages.services.changes import Change
 from packages.services.phasing import (
     HOLD_FIELDS,
-    Change,
     publications_apply,
     publications_hold,
 )

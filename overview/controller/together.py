@@ -18,7 +18,7 @@ from packages.domain.dependencies import Member, Need, needs_of
 
 __all__ = ["Need", "cap", "member_of", "state_words", "tick_needs"]
 from packages.models import EventKind, PhasingState, Publication
-from packages.services.phasing import Change
+from packages.services.changes import Change
 
 _RAISES = (EventKind.ADVANCED, EventKind.COMPLETED)
 # A halt or a pause of an update holds what needs it, whatever the percentages.

@@ -1,7 +1,9 @@
 """Writes of the archive side, one module per idea.
 
+- changes: what a change is (a Change with a named constructor: advanced, halted,
+  superseded, ...), which states allow it, and what it does to a publication in memory.
 - phasing: the one writer of phasing events; every change of percentage or state goes
-  through it, as a Change with a named constructor (advanced, halted, superseded, ...).
+  through it.
 - rollouts: what archive admins do to an update (pause, resume, halt, set, release).
 - sign_off: the four-eyes rule, asked by every write path and enforced by the services.
 - releases: freezing and unfreezing a release. policies: setting a policy.
@@ -10,9 +12,8 @@
 - bulk: many rows in one statement, for the above.
 """
 
+from packages.services.changes import Change, TransitionError
 from packages.services.phasing import (
-    Change,
-    TransitionError,
     publication_transition,
     publications_apply,
 )

@@ -22,7 +22,8 @@ from packages.models import (
     ScheduledChange,
 )
 from packages.selectors import phasing_members, policies_by_scope
-from packages.services.phasing import Change, TransitionError, publication_transition
+from packages.services.changes import Change, TransitionError
+from packages.services.phasing import publication_transition
 from packages.services.sign_off import sign_off_enforce
 
 

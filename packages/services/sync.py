@@ -29,8 +29,8 @@ from packages.models import (
     SourceSync,
 )
 from packages.services.bulk import ids_for_names
+from packages.services.changes import Change
 from packages.services.phasing import (
-    Change,
     publications_apply,
     publications_publish,
     publications_supersede,

@@ -19,7 +19,8 @@ from django.utils import timezone
 from overview.models import Verdict
 from packages.models import EventKind, PhasingState, Publication, ScheduledAction, ScheduledChange
 from packages.roles import ARCHIVE_ADMINS, TRIAGERS
-from packages.services.phasing import Change, publication_transition
+from packages.services.changes import Change
+from packages.services.phasing import publication_transition
 from packages.services.scheduled import AWAITING_SIGN_OFF
 from tests.browser.conftest import _new_page
 from tests.conftest import group_named

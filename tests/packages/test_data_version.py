@@ -19,7 +19,8 @@ from packages.models import (
     ScheduledChange,
     SourceSync,
 )
-from packages.services.phasing import Change, publications_apply
+from packages.services.changes import Change
+from packages.services.phasing import publications_apply
 from packages.services.policies import policy_set
 from packages.services.releases import release_freeze
 from packages.services.rollouts import publication_pause

@@ -121,7 +121,7 @@ def test_a_change_the_state_refuses_holds_that_update_and_the_others_are_changed
     crashes, monkeypatch
 ):
     from overview.controller import tick as controller
-    from packages.services.phasing import Change
+    from packages.services.changes import Change
 
     poisoned, *others = healthy(4)
     real = controller.outcome_of
