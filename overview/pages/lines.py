@@ -130,7 +130,7 @@ def next_words(outlook: Outlook) -> tuple[str, str]:
         case HoldReason.WAITING if outlook.next_at is not None:
             # At 100 % its judge still watches it: complete at next_at unless it halts.
             wait = outlook.next_at - outlook.now
-            return f"complete in {duration_words(wait)}", (
+            return f"still judged, complete in {about_duration(wait)}", (
                 f"still judged at 100 % until {utc_time(outlook.next_at)}; halts on a regression"
             )
         case HoldReason.WAITING:

@@ -101,8 +101,11 @@ def _hold_line(outlook: Outlook) -> str:
             return "held: quiet weekend, no update reaches 100% before Monday 12:00 UTC"
         case HoldReason.WAITING if outlook.next_at is not None:
             # At 100% its judge still watches it (Rules.watch_at_full).
-            wait = duration_words(outlook.next_at - outlook.now)
-            return f"complete in {wait}: still judged at 100% until {utc_time(outlook.next_at)}"
+            wait = about_duration(outlook.next_at - outlook.now)
+            return (
+                f"complete in {wait}: still judged at 100% until {utc_time(outlook.next_at)}, "
+                "halts on a regression"
+            )
         case HoldReason.WAITING:
             return f"stays at {outlook.percentage}%: the policy's ceiling"
         case HoldReason.DEPENDENCY:

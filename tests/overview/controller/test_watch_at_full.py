@@ -102,7 +102,10 @@ def test_the_pages_say_when_a_watched_update_completes(anonymous, crashes):
         step = anonymous.get("/api/v1/publications/").json()["results"][0]["next_step"]
 
     assert step["kind"] == "waiting"
-    assert step["text"] == "complete in 2 d 23 h: still judged at 100% until 2026-12-03 23:00 UTC"
+    assert step["text"] == (
+        "complete in about 71 h: still judged at 100% until 2026-12-03 23:00 UTC, "
+        "halts on a regression"
+    )
     assert step["at"] == "2026-12-03T23:00:00Z"
 
 
