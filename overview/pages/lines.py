@@ -95,6 +95,10 @@ def badge_of(record: PublicationInPhasing) -> tuple[words.Badge, str]:
         return words.Badge.FROZEN, f"release {record.release.codename} is frozen"
     if record.hold_reason in _DATA_HOLDS:
         return words.Badge.HELD, record.hold_words
+    if record.phased_update_percentage >= 100:
+        # Full, yet its judge still watches it (from the step to 100 % on): it can halt,
+        # so it is not done.
+        return words.Badge.WATCHED, record.hold_words or "still judged at 100 %"
     if record.hold_reason and record.hold_reason != HoldReason.NONE:
         return words.Badge.WAITING, record.hold_words
     return words.Badge.RISING, "rising as its policy says"

@@ -196,6 +196,7 @@ class Badge(StrEnum):
     FROZEN = "frozen"
     RISING = "rising"
     WAITING = "waiting"  # held for another reason (a dependency, the policy's ceiling)
+    WATCHED = "watched"  # at 100 %, still judged before it is complete (Rules.watch_at_full)
     DONE = "done"
 
 
@@ -208,6 +209,7 @@ BADGES = {
     Badge.FROZEN: ("frozen", "❄"),
     Badge.RISING: ("rising", "▲"),
     Badge.WAITING: ("waiting", "…"),
+    Badge.WATCHED: ("watched at 100 %", "◉"),
     Badge.DONE: ("done", "✓"),
 }
 

@@ -109,6 +109,19 @@ def test_the_pages_say_when_a_watched_update_completes(anonymous, crashes):
     assert step["at"] == "2026-12-03T23:00:00Z"
 
 
+def test_the_overview_badges_a_watched_update_apart_from_one_that_waits(anonymous, crashes):
+    PolicyFactory()
+    at(90, since=6 * HOURS)
+    tick(crashes, T0)
+
+    with time_machine.travel(T0, tick=False):
+        html = anonymous.get("/").content.decode()
+
+    assert 'class="line badge-row-watched"' in html
+    assert '<span class="badge-icon" aria-hidden="true">◉</span> watched at 100 %</span>' in html
+    assert "badge-row-waiting" not in html
+
+
 def test_a_note_on_a_watched_update_leaves_it_watched(crashes):
     PolicyFactory()
     publication = at(100, since=2 * DAYS)
