@@ -1,6 +1,6 @@
 """An archive for the overview's browser tests: 30 updates in two releases in every state a
 badge tells apart (rising, paused, halted by the controller and by a person, held for
-data, frozen, waiting), with verdicts, an overridden problem, a dependent group, a
+data, frozen, waiting, watched at 100 %), with verdicts, an overridden problem, a dependent group, a
 disagreeing archive and a change waiting for a sign-off."""
 
 from __future__ import annotations
@@ -115,6 +115,12 @@ def overview_archive() -> dict[str, object]:
     PublicationFactory._meta.model.objects.filter(pk=updates["snapd"].pk).update(
         hold_reason=HoldReason.CRASH_DATA_UNAVAILABLE,
         crash_data_unavailable_since=now - timedelta(hours=2),
+    )
+    # At 100 % since its last step three hours ago, still judged for three days.
+    PublicationFactory._meta.model.objects.filter(pk=updates["network-manager"].pk).update(
+        phased_update_percentage=100,
+        hold_reason=HoldReason.WAITING,
+        hold_detail=f"at 100%, still judged until {now + timedelta(hours=69):%Y-%m-%d %H:%M} UTC",
     )
     # The archive holds another percentage than the controller wrote.
     PublicationFactory._meta.model.objects.filter(pk=updates["cups"].pk).update(
