@@ -7,7 +7,8 @@ while the ramp runs on weekdays, and each day differs from the level on its own 
 the level shift, the cycle and the shock are what the other packages' reports must
 cancel. The uptake is unknown to the test (its belief is a wide prior around the truth).
 The evidence is looked at every 6 hours (a step of the default policy; the bound holds
-however often it is looked at, and the tick looks every hour); the upper end of the 95 %
+however often it is looked at, and the tick looks every hour), for 72 hours, and for 3
+days more at 100 % as the watch at 100 % looks at it; the upper end of the 95 %
 (Clopper-Pearson) interval of the rate of healthy ramps that ever reach 1/α must be at
 most 1.5 % at α = 1 %. A doubling must still halt in most ramps: the calibration is not bought by a
 test that never halts.
@@ -25,8 +26,10 @@ from overview.judges.sequential import Hour, SequentialTest, mean_evidence
 from tests.overview.judges.test_sequential_calibration import clopper_pearson_upper
 
 HOURS = 72
+# The default policy's watch at 100 % (Rules.watch_at_full): 100 % at hour 54, judged 3 days on.
+WATCHED_HOURS = 54 + 72
 LOOK_EVERY = 6  # hours: the bound holds however often it is looked at; 6 keeps it quick
-PERCENTAGES = [min(100, 10 + 10 * (h // 6)) for h in range(HOURS)]
+PERCENTAGES = [min(100, 10 + 10 * (h // 6)) for h in range(WATCHED_HOURS)]
 UPTAKE = 8.0
 OWN_PER_DAY = 240.0  # the previous version's crashes on an average day before the update
 OTHERS_PER_DAY = 2000.0  # the release's other packages'
@@ -52,6 +55,7 @@ def ramp(
     per_day: float = OWN_PER_DAY,
     ignorers: float = 0.0,
     uptake: float = UPTAKE,
+    hours: int = HOURS,
 ) -> tuple[list[int], list[int], exposure.Deficit]:
     """One update's crashes, hour by hour, and its history against the others'; a share
     `ignorers` of the machines takes the update at once, whatever the percentage."""
@@ -59,12 +63,12 @@ def ramp(
     own_days = rng.gamma(100.0, 1 / 100.0, size=len(days))  # 10 % a day, its own
     history = rng.poisson(per_day * days * own_days).tolist()
     others_history = rng.poisson(OTHERS_PER_DAY * days).tolist()
-    share = installs.with_ignorers(installs.installed_shares(PERCENTAGES, uptake), ignorers)
-    run_days = np.repeat(rng.gamma(100.0, 1 / 100.0, size=HOURS // 24 + 1), 24)[:HOURS]
-    mean = per_day / 24 * busy() * run_days
+    share = installs.with_ignorers(installs.installed_shares(PERCENTAGES[:hours], uptake), ignorers)
+    run_days = np.repeat(rng.gamma(100.0, 1 / 100.0, size=hours // 24 + 1), 24)[:hours]
+    mean = per_day / 24 * busy(hours) * run_days
     new = rng.poisson(mean * share * ratio).tolist()
     old = rng.poisson(mean * (1 - share)).tolist()
-    others = rng.poisson(OTHERS_PER_DAY / 24 * busy()).tolist()
+    others = rng.poisson(OTHERS_PER_DAY / 24 * busy(hours)).tolist()
     deficit = exposure.Deficit.relative_to(history, others_history, old, others)
     assert deficit is not None
     return new, old, deficit
@@ -80,15 +84,17 @@ def halts(
     estimate: exposure.Uptake | None = None,
     ignorers: float = 0.0,
     uptake: float = UPTAKE,
+    hours: int = HOURS,
 ) -> bool:
     """Whether the anchored test ever halts the ramp; `together`: the mean of its evidence
     and the concurrent test's, as the judge decides (joint.judged_together). `estimate`: the
-    uptake both take, a wide prior around the truth unless given."""
+    uptake both take, a wide prior around the truth unless given. `hours`: how long it is
+    judged."""
     test = SequentialTest(alpha=alpha)
-    new, old, deficit = ramp(rng, ratio, per_day, ignorers, uptake)
+    new, old, deficit = ramp(rng, ratio, per_day, ignorers, uptake, hours)
     estimate = estimate or exposure.prior(uptake)
     belief = exposure.log_belief(estimate)
-    for hour in range(LOOK_EVERY, HOURS + 1, LOOK_EVERY):
+    for hour in range(LOOK_EVERY, hours + 1, LOOK_EVERY):
         known = exposure.Deficit(
             deficit.baseline_per_day,
             old[:hour],
@@ -147,6 +153,15 @@ RAMPS = 400
 def test_at_alpha_1_percent_the_false_halt_rate_s_95_percent_interval_ends_below_1_5_percent():
     rng = np.random.default_rng(2026)
     halted = sum(halts(rng, 1.0) for _ in range(RAMPS))
+    upper = clopper_pearson_upper(halted, RAMPS)
+    assert upper <= 0.015, (halted, upper)
+
+
+def test_judged_three_more_days_at_100_percent_the_false_halt_rate_stays_below_1_5_percent():
+    # The watch looks 12 more times at every healthy update: an e-process's bound holds
+    # however long it is looked at (Ville), which this checks, as the judge decides.
+    rng = np.random.default_rng(2026)
+    halted = sum(halts(rng, 1.0, together=True, hours=WATCHED_HOURS) for _ in range(RAMPS))
     upper = clopper_pearson_upper(halted, RAMPS)
     assert upper <= 0.015, (halted, upper)
 
