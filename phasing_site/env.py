@@ -41,9 +41,15 @@ def env_int(name: str, default: int, *, minimum: int | None = None) -> int:
 
 
 def env_float(
-    name: str, default: float, *, above: float | None = None, below: float | None = None
+    name: str,
+    default: float,
+    *,
+    above: float | None = None,
+    at_least: float | None = None,
+    below: float | None = None,
 ) -> float:
-    """A number strictly between `above` and `below` when they are given."""
+    """A number strictly between `above` and `below` when they are given (or from
+    `at_least` on, that bound included)."""
     raw = os.environ.get(name)
     if raw is None or raw.strip() == "":
         return default
@@ -51,12 +57,16 @@ def env_float(
         value = float(raw)
     except ValueError as exc:
         raise ImproperlyConfigured(f"{name} must be a number, not {raw!r}") from exc
-    if (
-        value != value
-        or (above is not None and value <= above)
-        or (below is not None and value >= below)
-    ):
-        raise ImproperlyConfigured(f"{name} must be between {above} and {below}, not {raw}")
+    low_ok = (above is None or value > above) and (at_least is None or value >= at_least)
+    if value != value or not low_ok or (below is not None and value >= below):
+        bounds = [
+            f"{words} {bound}"
+            for words, bound in (("at least", at_least), ("above", above), ("below", below))
+            if bound is not None
+        ]
+        raise ImproperlyConfigured(
+            f"{name} must be {' and '.join(bounds) or 'a number'}, not {raw}"
+        )
     return value
 
 

@@ -142,7 +142,7 @@ PHASING_JUDGE_HISTORY = env_bool("PHASING_JUDGE_HISTORY", False)
 # The share of machines the sequential test allows to take an update whatever its
 # percentage (chroots, Always-Include-Phased-Updates, tools that ignore phasing): its
 # regression test counts them on the new version, so that they never read as a rise.
-PHASING_JUDGE_IGNORERS = env_float("PHASING_JUDGE_IGNORERS", 0.05, above=-0.001, below=0.5)
+PHASING_JUDGE_IGNORERS = env_float("PHASING_JUDGE_IGNORERS", 0.05, at_least=0, below=0.5)
 # Mean hours from a machine becoming eligible to installing, believed before any
 # measurement (overview.judges.exposure measures it from other packages' crash reports).
 PHASING_UPTAKE_HOURS = env_float("PHASING_UPTAKE_HOURS", 8.0, above=0, below=1000)

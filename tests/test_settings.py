@@ -76,6 +76,14 @@ def test_with_postgresql_and_redis_set_it_uses_them(tmp_path):
         ({"DEBUG": "1", "PHASING_APT_SUITES": "noble"}, "PHASING_APT_SUITES: 'noble' is not"),
         ({"DEBUG": "1", "PHASING_PASSWORD_LOGIN": "sso"}, "PHASING_PASSWORD_LOGIN must be a"),
         ({"DEBUG": "1", "PHASING_WEBHOOKS_TIMEOUT": "0"}, "PHASING_WEBHOOKS_TIMEOUT must be at"),
+        (
+            {"DEBUG": "1", "PHASING_JUDGE_IGNORERS": "-0.01"},
+            "PHASING_JUDGE_IGNORERS must be at least 0 and below 0.5, not -0.01",
+        ),
+        (
+            {"DEBUG": "1", "PHASING_JUDGE_ALPHA": "0.5"},
+            "PHASING_JUDGE_ALPHA must be above 0 and below 0.5, not 0.5",
+        ),
     ],
 )
 def test_a_bad_or_missing_value_stops_start_up_with_a_clear_message(tmp_path, env, message):
