@@ -102,7 +102,19 @@ def tick_targets(tick: dict) -> dict:
             out[f"tick at {largest:,}, {ticked['changed']:,} changed <= {most} s"] = (
                 ticked["wall_s"] <= most
             )
-    peaks = [row["peak_rss_mib"], *(r["peak_rss_mib"] for r in row["reusing"].values())]
+    # As a deployment with PHASING_TICK_PER_RELEASE=1 runs it on its two worker processes.
+    split = {k: v for k, v in row.get("split", {}).items() if isinstance(v, dict)}
+    for share, most in TICK_CHANGED_SECONDS.items():
+        ticked = split.get(share)
+        if ticked:
+            out[
+                f"tick at {largest:,} split per release on 2 processes, "
+                f"{ticked['changed']:,} changed <= {most} s"
+            ] = ticked["wall_s"] <= most
+    peaks = [
+        row["peak_rss_mib"],
+        *(r["peak_rss_mib"] for r in (*row["reusing"].values(), *split.values())),
+    ]
     out[f"tick at {largest:,} peaks <= {TICK_PEAK_MIB} MiB"] = max(peaks) <= TICK_PEAK_MIB
     return out
 
@@ -253,6 +265,16 @@ def table(figures: dict) -> str:
                     add(
                         f"  {size:>12} {row.get('changed', '?'):>8} {row['wall_s']:>8.2f} "
                         f"{row['judged']:>7} {row.get('stepped', '?'):>8} {row['peak_rss_mib']:>13}"
+                    )
+            for size, row in tick.items():
+                split = row.get("split", {})
+                if "error" in split:
+                    add(f"  {size:>12} split on 2 processes: error {split['error'][-200:]}")
+                for share in split.values() if "error" not in split else ():
+                    add(
+                        f"  {size:>12} {share['changed']:>8} {share['wall_s']:>8.2f} "
+                        f"{share['judged']:>7} {share['stepped']:>8} {share['peak_rss_mib']:>13}"
+                        "  split per release on 2 processes"
                     )
     ingest = figures.get("ingest", {})
     if ingest:
