@@ -26,6 +26,8 @@ from packages.models import EventKind, PhasingState, ScheduledChange
 from packages.selectors import PolicyMap
 
 # Holds that wait for data, not for a person's decision.
+# At 100 %: just stepped there (no hold yet), or held there while still judged.
+_WATCHING = (HoldReason.NONE, HoldReason.WAITING)
 _DATA_HOLDS = (
     HoldReason.CRASH_DATA_UNAVAILABLE,
     HoldReason.UNKNOWN_VERSION,
@@ -95,9 +97,10 @@ def badge_of(record: PublicationInPhasing) -> tuple[words.Badge, str]:
         return words.Badge.FROZEN, f"release {record.release.codename} is frozen"
     if record.hold_reason in _DATA_HOLDS:
         return words.Badge.HELD, record.hold_words
-    if record.phased_update_percentage >= 100:
+    if record.phased_update_percentage >= 100 and record.hold_reason in _WATCHING:
         # Full, yet its judge still watches it (from the step to 100 % on): it can halt,
-        # so it is not done.
+        # so it is not done. Held there for another reason (a judge that failed, a
+        # dependency), it waits like any other.
         return words.Badge.WATCHED, record.hold_words or "still judged at 100 %"
     if record.hold_reason and record.hold_reason != HoldReason.NONE:
         return words.Badge.WAITING, record.hold_words

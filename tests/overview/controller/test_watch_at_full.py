@@ -121,6 +121,31 @@ def test_the_overview_badges_a_watched_update_apart_from_one_that_waits(anonymou
     assert '<span class="badge-icon" aria-hidden="true">◉</span> watched at 100 %</span>' in html
     assert "badge-row-waiting" not in html
 
+    tick(crashes, T0 + HOURS)  # now held there, still judged
+
+    with time_machine.travel(T0 + HOURS, tick=False):
+        html = anonymous.get("/").content.decode()
+
+    assert 'class="line badge-row-watched"' in html
+    assert (
+        'badge-watched" title="waiting for the next step: at 100%, still judged until 2026-12-04'
+        in html
+    )
+
+
+def test_an_update_held_at_100_for_another_reason_waits_rather_than_being_watched(anonymous):
+    PublicationFactory(
+        phased_update_percentage=100,
+        hold_reason=HoldReason.JUDGE_FAILED,
+        hold_detail="the sequential test failed: ValueError",
+    )
+
+    with time_machine.travel(T0, tick=False):
+        html = anonymous.get("/").content.decode()
+
+    assert 'class="line badge-row-waiting"' in html
+    assert "badge-row-watched" not in html
+
 
 def test_a_note_on_a_watched_update_leaves_it_watched(crashes):
     PolicyFactory()
