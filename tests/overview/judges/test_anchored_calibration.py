@@ -7,8 +7,8 @@ while the ramp runs on weekdays, and each day differs from the level on its own 
 the level shift, the cycle and the shock are what the other packages' reports must
 cancel. The uptake is unknown to the test (its belief is a wide prior around the truth).
 The evidence is looked at every 6 hours (a step of the default policy; the bound holds
-however often it is looked at, and the tick looks every hour), for 72 hours, and for 3
-days more at 100 % as the watch at 100 % looks at it; the upper end of the 95 %
+however often it is looked at, and the tick looks every hour), for 72 hours, and for 126
+(three days at 100 %, as the watch at 100 % looks at it); the upper end of the 95 %
 (Clopper-Pearson) interval of the rate of healthy ramps that ever reach 1/α must be at
 most 1.5 % at α = 1 %. A doubling must still halt in most ramps: the calibration is not bought by a
 test that never halts.
@@ -157,9 +157,9 @@ def test_at_alpha_1_percent_the_false_halt_rate_s_95_percent_interval_ends_below
     assert upper <= 0.015, (halted, upper)
 
 
-def test_judged_three_more_days_at_100_percent_the_false_halt_rate_stays_below_1_5_percent():
-    # The watch looks 12 more times at every healthy update: an e-process's bound holds
-    # however long it is looked at (Ville), which this checks, as the judge decides.
+def test_judged_three_days_at_100_percent_the_false_halt_rate_stays_below_1_5_percent():
+    # 126 hours, 9 looks more than the 72-hour runs: an e-process's bound holds however
+    # long it is looked at (Ville), which this checks, as the judge decides.
     rng = np.random.default_rng(2026)
     halted = sum(halts(rng, 1.0, together=True, hours=WATCHED_HOURS) for _ in range(RAMPS))
     upper = clopper_pearson_upper(halted, RAMPS)
