@@ -232,14 +232,17 @@ def run(sizes=(200, 2000, 20000), *, timeout: int = 1800) -> dict:
 
 
 def _measured(module: str, n: str, timeout: int) -> dict:
-    out = subprocess.run(
-        [sys.executable, "-m", module, n],
-        cwd=ROOT,
-        env={**__import__("os").environ, **product_env()},
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+    try:
+        out = subprocess.run(
+            [sys.executable, "-m", module, n],
+            cwd=ROOT,
+            env={**__import__("os").environ, **product_env()},
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+    except subprocess.TimeoutExpired:  # one size's figures lost, never the others'
+        return {"error": f"{module} {n} took more than {timeout} s"}
     if out.returncode != 0:
         return {"error": out.stderr[-2000:]}
     return json.loads(out.stdout.strip().splitlines()[-1])

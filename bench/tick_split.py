@@ -1,23 +1,28 @@
 """The settled tick at N updates in phasing, split per release over two processes, as a
 deployment with PHASING_TICK_PER_RELEASE=1 runs it: the beat's tick sends one task per
-release and the Procfile's worker (two processes unless CELERY_CONCURRENCY says more) takes
-two at once (docs/scaling.md, "The tick split per release, on several workers").
+release, in release order, and the Procfile's worker (two processes unless
+CELERY_CONCURRENCY says more) takes them as each process comes free (docs/scaling.md, "The
+tick split per release, on several workers").
 
 Run as `python -m bench.tick_split N`: prints one JSON line. The measured ticks commit, as
 the workers' do, so they run on copies of the bench database (CREATE DATABASE ... TEMPLATE):
 one settled as bench.controller's settled ticks start (every due step taken, the
-judgements kept), and one copy of that for each share of changed updates, each dropped
-after. Each process is forked with the settled state in memory and ticks its releases, as a
-worker takes its tasks; the figure is the wall time from the first release's start to the
-last one's end, and the judged and stepped counts are summed over both.
+judgements kept), and one copy of that for each run, dropped after. For each share of
+changed updates, the same ticks in one process and then in two, each on a fresh copy, so the
+two figures differ only in the processes. The processes are started (spawned, with their
+own connections, as workers are) and ready before the clock starts; it stops when the last
+release is decided. The judged and stepped counts are summed over the processes.
 """
 
 from __future__ import annotations
 
 import json
 import multiprocessing
+import queue
 import sys
 import time
+import traceback
+from collections import Counter
 from datetime import timedelta
 
 from bench.env import DB_NAME, cache_clear, peak_rss_mib, peak_rss_reset, psql
@@ -25,13 +30,18 @@ from bench.env import DB_NAME, cache_clear, peak_rss_mib, peak_rss_reset, psql
 WORKERS = 2
 SETTLED = f"{DB_NAME}_split_settled"
 RUN = f"{DB_NAME}_split_run"
+WAIT = 900  # seconds a process may take to start or to tick its releases
+
+
+def _drop(name: str) -> None:
+    psql(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
 def _copy(name: str, template: str) -> None:
     from django.db import connection
 
     connection.close()  # a template must have no connection open
-    psql(f"DROP DATABASE IF EXISTS {name}")
+    _drop(name)
     psql(f"CREATE DATABASE {name} TEMPLATE {template}")
 
 
@@ -43,41 +53,103 @@ def _use(name: str) -> None:
     connection.settings_dict["NAME"] = name
 
 
-def _shares(sizes: dict[int, int], workers: int) -> list[list[int]]:
-    """Releases dealt to the workers, largest first to the least loaded (as a queue of
-    tasks taken by whichever worker is free ends up, near enough)."""
-    loads, groups = [0] * workers, [[] for _ in range(workers)]
-    for release, size in sorted(sizes.items(), key=lambda item: (-item[1], item[0])):
-        least = loads.index(min(loads))
-        groups[least].append(release)
-        loads[least] += size
-    return [group for group in groups if group]
+def _source():
+    from bench.seed import SeedPlan, _simulator
+    from overview.evidence.sources.simulator import SimulatedCrashFeed
+    from overview.judges.local import LocalCrashSource
+
+    plan = SeedPlan()
+    return plan, LocalCrashSource(feed=SimulatedCrashFeed(_simulator(plan)))
 
 
-def _worker(releases, moved, later, source, results) -> None:
-    """One worker process: its releases' ticks, with the changed updates' judgements left
-    out of the cache's answer (as a changed input's digest would leave them)."""
-    from overview.controller import tick as controller
-    from overview.judges import pipeline as judging
-    from overview.judges import reuse
+def _worker(db, moved, later, warm, releases, go, results) -> None:
+    """One worker process: warm (a dry run of the smallest release, as a worker has run
+    ticks before), ready, then the releases it takes from the queue as it comes free, with
+    the changed updates' judgements left out of the cache's answer (as a changed input's
+    digest would leave them)."""
+    try:
+        from bench.env import setup_django
 
-    recall, judge = reuse.recall, judging._judge
-    runs = [0]
+        setup_django(db)
+        from overview.controller import tick as controller
+        from overview.judges import pipeline as judging
+        from overview.judges import reuse
 
-    def partial(keys):
-        return {pk: j for pk, j in recall(keys).items() if pk not in moved}
+        _, source = _source()
+        recall, judge = reuse.recall, judging._judge
+        runs = [0]
 
-    def counted(*args, **kwargs):
-        runs[0] += 1
-        return judge(*args, **kwargs)
+        def partial(keys):
+            return {pk: j for pk, j in recall(keys).items() if pk not in moved}
 
-    reuse.recall, judging._judge = partial, counted
-    peak_rss_reset()
-    decisions = []
-    for release in releases:
-        decisions += controller.tick(now=later, crash_source=source, releases=[release])
-    stepped = sum(d.action == "advance" for d in decisions)
-    results.put({"judged": runs[0], "stepped": stepped, "peak_rss_mib": peak_rss_mib()})
+        def counted(*args, **kwargs):
+            runs[0] += 1
+            return judge(*args, **kwargs)
+
+        reuse.recall, judging._judge = partial, counted
+        controller.tick(now=later, crash_source=source, releases=[warm], dry_run=True)
+        runs[0] = 0
+        results.put({"ready": True})
+        go.wait(WAIT)
+        peak_rss_reset()
+        decisions, taken = [], 0
+        # Blocking gets until this process's end mark: a queue's get_nowait fails while
+        # another process is reading, which would leave one process every release.
+        while (release := releases.get(timeout=WAIT)) is not None:
+            decisions += controller.tick(now=later, crash_source=source, releases=[release])
+            taken += 1
+        results.put(
+            {
+                "judged": runs[0],
+                "stepped": sum(d.action == "advance" for d in decisions),
+                "releases": taken,
+                "updates": len(decisions),
+                "peak_rss_mib": peak_rss_mib(),
+            }
+        )
+    except Exception:
+        results.put({"error": traceback.format_exc()[-2000:]})
+
+
+def _ticked(processes: int, moved: set[int], later, order: list[int], warm: int) -> dict:
+    """The releases in `order` ticked by `processes` processes on the run's copy."""
+    context = multiprocessing.get_context("spawn")
+    releases, results, go = context.Queue(), context.Queue(), context.Event()
+    workers = [
+        context.Process(target=_worker, args=(RUN, moved, later, warm, releases, go, results))
+        for _ in range(processes)
+    ]
+    try:
+        for process in workers:
+            process.start()
+        ready = [results.get(timeout=WAIT) for _ in workers]
+        failed = [r["error"] for r in ready if "error" in r]
+        if failed:
+            return {"error": failed[0]}
+        for release in [*order, *[None] * processes]:  # then an end mark for each
+            releases.put(release)
+        started = time.perf_counter()
+        go.set()
+        figures = [results.get(timeout=WAIT) for _ in workers]
+        took = time.perf_counter() - started
+    except queue.Empty:
+        return {"error": f"a process gave no answer within {WAIT} s"}
+    finally:
+        for process in workers:
+            process.join(timeout=5)
+            if process.is_alive():
+                process.terminate()
+    failed = [f["error"] for f in figures if "error" in f]
+    if failed:
+        return {"error": failed[0]}
+    return {
+        "wall_s": round(took, 3),
+        "judged": sum(f["judged"] for f in figures),
+        "stepped": sum(f["stepped"] for f in figures),
+        "peak_rss_mib": max(f["peak_rss_mib"] for f in figures),
+        "releases_per_process": [f["releases"] for f in figures],
+        "updates_per_process": [f["updates"] for f in figures],
+    }
 
 
 def _settle(n: int, source, now) -> None:
@@ -102,73 +174,51 @@ def _settle(n: int, source, now) -> None:
     _use(DB_NAME)
 
 
-def _split_tick(share: float, source, later) -> dict:
-    from django.db import connection
-    from django.db.models import Count
-
-    from overview.controller.tick import _in_phasing
+def _share_ticked(share: float, later) -> dict:
+    """One share changed: its ticks in one process, then in WORKERS, each on a fresh copy."""
+    from overview.controller.tick import _in_phasing, releases_in_phasing
     from packages.models import Publication
 
     _copy(RUN, SETTLED)
     _use(RUN)
     active = sorted(_in_phasing().values_list("pk", flat=True))
     moved = set(active[: round(share * len(active))])
-    Publication.objects.filter(pk__in=moved).update(last_increase_at=later - timedelta(days=1))
-    sizes = dict(
-        _in_phasing()
-        .order_by()
-        .values_list("release_id")
-        .annotate(n=Count("id"))
-        .values_list("release_id", "n")
-    )
-    groups = _shares(sizes, WORKERS)
-    connection.close()  # each process opens its own
-    context = multiprocessing.get_context("fork")
-    results = context.Queue()
-    workers = [
-        context.Process(target=_worker, args=(group, moved, later, source, results))
-        for group in groups
-    ]
-    started = time.perf_counter()
-    for process in workers:
-        process.start()
-    figures = [results.get() for _ in workers]
-    for process in workers:
-        process.join()
-    took = time.perf_counter() - started
-    _use(DB_NAME)
-    psql(f"DROP DATABASE IF EXISTS {RUN}")
+    changed = Publication.objects.filter(pk__any=moved)
+    # As the beat sends them: one task per release, in release order.
+    order = releases_in_phasing()
+    sizes = Counter(_in_phasing().values_list("release_id", flat=True))
+    warm = min(order, key=lambda release: sizes[release])
+    runs = {}
+    for processes in (1, WORKERS):
+        _copy(RUN, SETTLED)
+        _use(RUN)
+        changed.update(last_increase_at=later - timedelta(days=1))
+        _use(DB_NAME)
+        runs[processes] = _ticked(processes, moved, later, order, warm)
+        _drop(RUN)
+    if "error" in runs[WORKERS] or "error" in runs[1]:
+        return {"changed": len(moved), "error": (runs[WORKERS] | runs[1])["error"]}
     return {
         "changed": len(moved),
-        "wall_s": round(took, 3),
-        "judged": sum(f["judged"] for f in figures),
-        "stepped": sum(f["stepped"] for f in figures),
-        "peak_rss_mib": max(f["peak_rss_mib"] for f in figures),
-        "releases_per_worker": [len(group) for group in groups],
-        "updates_per_worker": [sum(sizes[r] for r in group) for group in groups],
+        **runs[WORKERS],
+        "one_process_wall_s": runs[1]["wall_s"],
+        "one_process_peak_rss_mib": runs[1]["peak_rss_mib"],
     }
 
 
 def measure(n: int, changed=(0.0, 0.1, 1.0)) -> dict:
     from django.conf import settings
 
-    from bench.seed import SeedPlan, _simulator
-    from overview.evidence.sources.simulator import SimulatedCrashFeed
-    from overview.judges.local import LocalCrashSource
-
-    plan = SeedPlan()
-    source = LocalCrashSource(feed=SimulatedCrashFeed(_simulator(plan)))
+    plan, source = _source()
     now = plan.end_at + timedelta(hours=6)
     later = now + 2 * settings.PHASING_TICK_INTERVAL
     try:
         _settle(n, source, now)
-        return {
-            f"{round(share * 100)}%_changed": _split_tick(share, source, later) for share in changed
-        }
+        return {f"{round(share * 100)}%_changed": _share_ticked(share, later) for share in changed}
     finally:
         _use(DB_NAME)
-        psql(f"DROP DATABASE IF EXISTS {RUN}")
-        psql(f"DROP DATABASE IF EXISTS {SETTLED}")
+        _drop(RUN)
+        _drop(SETTLED)
 
 
 if __name__ == "__main__":

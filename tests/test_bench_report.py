@@ -2,7 +2,7 @@
 
 import json
 
-from bench import report, tick_split
+from bench import report
 from bench.report import table, tick_targets
 
 
@@ -69,17 +69,26 @@ def test_the_tick_split_on_two_processes_has_targets_of_its_own_beside_the_one_p
     assert "split per release on 2 processes" in table({"controller": tick})
 
 
-def test_a_split_tick_that_failed_is_said_so_and_judged_nowhere():
+def test_a_split_tick_that_failed_is_said_so_and_counts_as_missed():
     tick = _tick(changed_10=9.5, changed_100=29.0, peak=250)
     tick["20000"]["split"] = {"error": "Traceback: no template"}
 
-    assert not any("split" in name for name in tick_targets(tick))
+    verdicts = tick_targets(tick)
+
+    assert verdicts["tick at 20,000 split per release on 2 processes (failed)"] is False
     assert "split on 2 processes: error Traceback: no template" in table({"controller": tick})
 
 
-def test_releases_are_dealt_to_the_workers_largest_first_to_the_least_loaded():
-    assert tick_split._shares({1: 9000, 2: 6000, 3: 4000, 4: 1000}, 2) == [[1, 4], [2, 3]]
-    assert tick_split._shares({7: 50}, 2) == [[7]]
+def test_a_share_whose_split_tick_failed_misses_its_target():
+    tick = _tick(changed_10=9.5, changed_100=29.0, peak=250)
+    tick["20000"]["split"] = {"10%_changed": {"changed": 2000, "error": "a process gave no answer"}}
+
+    verdicts = tick_targets(tick)
+
+    assert (
+        verdicts["tick at 20,000 split per release on 2 processes, 2,000 changed <= 10 s"] is False
+    )
+    assert "split: error a process gave no answer" in table({"controller": tick})
 
 
 def test_no_reusing_ticks_no_verdicts():
