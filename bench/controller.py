@@ -63,27 +63,40 @@ def _writes(captured: list[dict]) -> dict[str, int]:
     return counts
 
 
+def crash_source():
+    """The seeded world's plan, and the crash source the measured ticks ask."""
+    from bench.seed import SeedPlan, _simulator
+    from overview.evidence.sources.simulator import SimulatedCrashFeed
+    from overview.judges.local import LocalCrashSource
+
+    plan = SeedPlan()
+    return plan, LocalCrashSource(feed=SimulatedCrashFeed(_simulator(plan)))
+
+
+def active_and_synced(n: int, now) -> int:
+    """Exactly n updates in phasing, with crash data as if the crash sync had just run at
+    `now` (the local source refuses stale crash data)."""
+    from packages.models import SourceSync
+
+    actual = _set_active(n)
+    SourceSync.objects.update_or_create(
+        name="simulator:crashes",
+        defaults={"kind": "crashes", "last_attempt_at": now, "last_success_at": now},
+    )
+    return actual
+
+
 def measure(n: int) -> dict:
     from django.conf import settings
     from django.db import connection, transaction
     from django.test.utils import CaptureQueriesContext
 
-    from bench.seed import SeedPlan, _simulator
     from overview.controller import tick as controller
-    from overview.evidence.sources.simulator import SimulatedCrashFeed
-    from overview.judges.local import LocalCrashSource
-    from packages.models import SourceSync
 
-    plan = SeedPlan()
-    source = LocalCrashSource(feed=SimulatedCrashFeed(_simulator(plan)))
+    plan, source = crash_source()
     now = plan.end_at + timedelta(hours=6)
     with transaction.atomic():
-        actual = _set_active(n)
-        # As if the crash sync had just run: the local source refuses stale crash data.
-        SourceSync.objects.update_or_create(
-            name="simulator:crashes",
-            defaults={"kind": "crashes", "last_attempt_at": now, "last_success_at": now},
-        )
+        actual = active_and_synced(n, now)
         runs, peaks = [], []
         reuse_on = settings.PHASING_JUDGEMENT_REUSE
         settings.PHASING_JUDGEMENT_REUSE = False  # the cold tick judges every update

@@ -25,6 +25,7 @@ import traceback
 from collections import Counter
 from datetime import timedelta
 
+from bench.controller import active_and_synced, crash_source
 from bench.env import DB_NAME, cache_clear, peak_rss_mib, peak_rss_reset, psql
 
 WORKERS = 2
@@ -53,15 +54,6 @@ def _use(name: str) -> None:
     connection.settings_dict["NAME"] = name
 
 
-def _source():
-    from bench.seed import SeedPlan, _simulator
-    from overview.evidence.sources.simulator import SimulatedCrashFeed
-    from overview.judges.local import LocalCrashSource
-
-    plan = SeedPlan()
-    return plan, LocalCrashSource(feed=SimulatedCrashFeed(_simulator(plan)))
-
-
 def _worker(db, moved, later, warm, releases, go, results) -> None:
     """One worker process: warm (a dry run of the smallest release, as a worker has run
     ticks before), ready, then the releases it takes from the queue as it comes free, with
@@ -75,7 +67,7 @@ def _worker(db, moved, later, warm, releases, go, results) -> None:
         from overview.judges import pipeline as judging
         from overview.judges import reuse
 
-        _, source = _source()
+        _, source = crash_source()
         recall, judge = reuse.recall, judging._judge
         runs = [0]
 
@@ -156,17 +148,11 @@ def _settle(n: int, source, now) -> None:
     """The settled copy: n updates in phasing, two ticks a beat apart committed."""
     from django.conf import settings
 
-    from bench.controller import _set_active
     from overview.controller import tick as controller
-    from packages.models import SourceSync
 
     _copy(SETTLED, DB_NAME)
     _use(SETTLED)
-    _set_active(n)
-    SourceSync.objects.update_or_create(
-        name="simulator:crashes",
-        defaults={"kind": "crashes", "last_attempt_at": now, "last_success_at": now},
-    )
+    active_and_synced(n, now)
     settings.PHASING_JUDGEMENT_REUSE = True
     cache_clear()
     controller.tick(now=now, crash_source=source)
@@ -179,8 +165,7 @@ def _share_ticked(share: float, later) -> dict:
     from overview.controller.tick import _in_phasing, releases_in_phasing
     from packages.models import Publication
 
-    _copy(RUN, SETTLED)
-    _use(RUN)
+    _use(SETTLED)
     active = sorted(_in_phasing().values_list("pk", flat=True))
     moved = set(active[: round(share * len(active))])
     changed = Publication.objects.filter(pk__any=moved)
@@ -209,7 +194,7 @@ def _share_ticked(share: float, later) -> dict:
 def measure(n: int, changed=(0.0, 0.1, 1.0)) -> dict:
     from django.conf import settings
 
-    plan, source = _source()
+    plan, source = crash_source()
     now = plan.end_at + timedelta(hours=6)
     later = now + 2 * settings.PHASING_TICK_INTERVAL
     try:

@@ -25,9 +25,9 @@ from packages.holds import HoldReason
 from packages.models import EventKind, PhasingState, ScheduledChange
 from packages.selectors import PolicyMap
 
-# Holds that wait for data, not for a person's decision.
 # At 100 %: just stepped there (no hold yet), or held there while still judged.
 _WATCHING = (HoldReason.NONE, HoldReason.WAITING)
+# Holds that wait for data, not for a person's decision.
 _DATA_HOLDS = (
     HoldReason.CRASH_DATA_UNAVAILABLE,
     HoldReason.UNKNOWN_VERSION,
