@@ -127,7 +127,7 @@ def publications_judge(
             continue
         found = evidence[p.pk]
         belief = beliefs[p.release_id]
-        uptake = _biased(exposure.fit(found.sightings, belief, found.deficit))
+        uptake = _biased(release_uptake.fitted(parts[p.pk], belief))
         anchor = joint.anchor_of(p, found.deficit, found.counts, found.reports, start=starts[p.pk])
         judgement = _judge(
             p,

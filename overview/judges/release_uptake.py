@@ -49,6 +49,15 @@ def part_of(seen: Sightings, deficit: Deficit | None) -> Part | None:
     return Part(own, sightings, measured)
 
 
+def fitted(part: Part | None, belief: Uptake) -> Uptake:
+    """exposure.fit from the update's part, already read for its release's belief: the same
+    likelihood of its sightings and deficit, not taken a second time (a tick judges 20,000
+    updates, and this was a tenth of it)."""
+    if part is None:
+        return belief
+    return _posterior(part.likelihood, belief, part.sightings, part.measured)
+
+
 def pooled(updates: Sequence[tuple[Sightings, Deficit | None]], default: Uptake) -> Uptake:
     """What a release's updates measured together: the belief for each of its updates,
     widened by how much one update may differ from the others (between_updates)."""

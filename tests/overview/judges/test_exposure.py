@@ -109,6 +109,28 @@ def test_the_previous_versions_crashes_falling_away_measure_the_uptake():
     assert found.measured and found.deficit_hours == 72 and not found.sightings
 
 
+@pytest.mark.parametrize(
+    ("seen", "fell"), [(True, False), (False, True), (True, True), (False, False)]
+)
+def test_an_update_s_uptake_from_its_release_part_is_the_one_fitting_it_again_gives(seen, fell):
+    """The judge fits each update from the part it read for its release's belief (its
+    sightings' and deficit's likelihood), not by reading them a second time: the same
+    uptake to the last bit, with sightings, a deficit, both or neither."""
+    rng = np.random.default_rng(11)
+    hours = [min(100, 10 + 10 * (h // 6)) for h in range(48)]
+    shares = installs.installed_shares(hours, 12.0)
+    count = rng.poisson(5, size=48) if seen else np.zeros(48, dtype=int)
+    new = rng.binomial(count, shares)
+    sightings = exposure.Sightings(hours, new.tolist(), (count - new).tolist())
+    history = rng.poisson(900, size=15).tolist()
+    old = rng.poisson(900 / 24 * (1 - shares)).tolist()
+    deficit = exposure.Deficit.from_history(history, old) if fell else None
+    belief = exposure.prior(6.0)
+    part = release_uptake.part_of(sightings, deficit)
+    assert release_uptake.fitted(part, belief) == exposure.fit(sightings, belief, deficit)
+    assert (part is None) == (not seen and not fell)
+
+
 def test_how_the_crashes_fall_within_a_day_tells_a_fast_uptake_from_a_slow_one():
     """The day's total alone cannot tell one hour from eight; the hours after each step can."""
     rng = np.random.default_rng(8)

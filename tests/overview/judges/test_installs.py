@@ -31,6 +31,20 @@ def test_the_share_follows_each_draw_from_when_it_became_eligible():
         assert np.allclose(installs.installed_shares(RAMP, uptake), by_hand(RAMP, uptake))
 
 
+def test_the_share_follows_each_draw_over_random_histories():
+    """Any history the controller can write: not yet published (-1), halted to 0, set by
+    hand up and down, at 100; every draw on its own agrees with the draws grouped."""
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        hours = int(rng.integers(1, 90))
+        choices = rng.choice([-1, 0, 1, 5, 10, 33, 50, 99, 100], size=int(rng.integers(1, 6)))
+        percentages = sorted(rng.choice(choices, size=hours).tolist(), key=lambda p: p >= 0)
+        uptakes = [0.25, float(rng.uniform(0.5, 60)), 288.0]
+        shares = installs.installed_shares_for(percentages, uptakes)
+        for row, uptake in zip(shares, uptakes, strict=True):
+            assert np.allclose(row, by_hand(percentages, uptake), rtol=0, atol=1e-12)
+
+
 def test_a_halt_stops_new_installs_but_nobody_uninstalls():
     halted = RAMP[:20] + [0] * 20
     shares = installs.installed_shares(halted, 8.0)
