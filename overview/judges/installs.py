@@ -43,8 +43,19 @@ def hourly_percentages(
 def hour_index(moment: datetime, *, start: datetime, hours: int) -> int | None:
     """Which of the `hours` hours from `start` (an hour boundary) `moment` begins, or None
     when it begins none of them: how counts kept by the hour find their place in a series."""
-    h = (moment - start) // HOUR
-    return h if 0 <= h < hours and moment == start + h * HOUR else None
+    h, rest = divmod(moment - start, HOUR)
+    return h if not rest and 0 <= h < hours else None
+
+
+# A month of hours, made once: a tick asks for weeks of hours for thousands of updates.
+_OFFSETS = tuple(timedelta(hours=h) for h in range(24 * 31))
+
+
+def hours_from(start: datetime, count: int) -> list[datetime]:
+    """The `count` hours from `start`, in order."""
+    if count <= len(_OFFSETS):
+        return [start + offset for offset in _OFFSETS[:count]]
+    return [start + timedelta(hours=h) for h in range(count)]
 
 
 def _time_eligible(percentages: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:

@@ -7,12 +7,12 @@ of the two tests' evidence. Reads nothing: overview.judges.pipeline hands it wha
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from django.conf import settings
 
-from overview.judges import anchored, exposure, reads, sequential
+from overview.judges import anchored, exposure, installs, reads, sequential
 from packages.models import Publication
 
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ def anchor_of(
     if deficit is None or not deficit.hours:
         return None
     key = (publication.release_id, publication.source_package_id, publication.previous_version)
-    moments = [start + timedelta(hours=h) for h in range(len(deficit.hours))]
+    moments = installs.hours_from(start, len(deficit.hours))
     events = sum(counts.get(key, {}).get(m, 0) for m in moments)
     stored = sum(reports.get(key, {}).get(m, 0) for m in moments)
     per_report = events / stored if stored else 1.0
@@ -64,7 +64,7 @@ def judged_together(
     measured, sees the rise in the split alone. The mean of two e-processes is one (Vovk
     and Wang 2021), so halting when the mean reaches 1/α keeps the false-halt bound."""
     key = (publication.release_id, publication.source_package_id)
-    moments = [start + timedelta(hours=h) for h in range(len(anchor.expected))]
+    moments = installs.hours_from(start, len(anchor.expected))
     new_counts = counts.get((*key, publication.version), {})
     old_counts = counts.get((*key, publication.previous_version), {})
     found = anchored.anchored(

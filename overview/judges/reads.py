@@ -133,7 +133,7 @@ def deficit(
         return None
     key = (publication.release_id, publication.source_package_id)
     old = reports.get((*key, publication.previous_version), {})
-    moments = [start + timedelta(hours=h) for h in range(hours)]
+    moments = installs.hours_from(start, hours)
     counts = [old.get(moment, 0) for moment in moments]
     profile = busy_hours(
         publication,

@@ -105,3 +105,20 @@ def test_the_percentage_of_each_hour_as_defined_over_random_histories():
             in_force = [p for m, p in history if m <= middle]
             defined.append(in_force[-1] if in_force else -1)
         assert installs.hourly_percentages(history, start=T0, hours=hours) == defined
+
+
+def test_the_hours_from_a_start_are_every_hour_in_order_however_many():
+    for count in (0, 1, 24 * 14, 24 * 31, 24 * 31 + 1, 2000):
+        hours = installs.hours_from(T0, count)
+        assert hours == [T0 + timedelta(hours=h) for h in range(count)]
+
+
+def test_an_hourly_count_finds_the_hour_it_begins_and_nothing_else_does():
+    rng = np.random.default_rng(2)
+    for _ in range(2000):
+        moment = T0 + timedelta(minutes=int(rng.integers(-300, 3000)))
+        if rng.random() < 0.2:
+            moment += timedelta(microseconds=1)
+        hours = int(rng.integers(0, 60))
+        begins = [h for h in range(hours) if T0 + timedelta(hours=h) == moment]
+        assert installs.hour_index(moment, start=T0, hours=hours) == (begins or [None])[0]
