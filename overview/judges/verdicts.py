@@ -22,6 +22,7 @@ from overview.models import Assessment, Problem, ProblemKind, Verdict
 from packages.domain import policy
 from packages.domain.change_words import plural
 from packages.models import Publication
+from packages.models.loading import built
 
 SEQUENTIAL_TEST = "sequential test"
 
@@ -126,7 +127,8 @@ def assessment_row(
 ) -> Assessment:
     """The Assessment row the pages read, for a bulk upsert."""
     found = judgement.assessment if judgement else None
-    return Assessment(
+    return built(
+        Assessment,
         publication_id=publication.pk,
         judge=rules.judge,
         verdict=verdict,

@@ -16,8 +16,9 @@ utils' field trackers say, gets Django's own path, and the instance it expects).
 from __future__ import annotations
 
 from collections.abc import Collection
-from typing import Any, Self
+from typing import Any, Self, TypeVar
 
+from django.db.models import Model
 from django.db.models.base import ModelState
 from django.db.models.signals import post_init, pre_init
 
@@ -35,3 +36,26 @@ class LoadedFromRows:
         state.db = db
         new.__dict__.update(zip(field_names, values, strict=True))
         return new
+
+
+M = TypeVar("M", bound=Model)
+
+
+def built(model: type[M], **values: Any) -> M:
+    """A new instance of `model` for a bulk write, from its fields' attnames: what
+    Model.__init__ would store (each value in the instance's __dict__, a field not given at
+    its default), without its walk over the fields (a tick builds 20,000 assessments).
+    Django's own __init__ when anything listens to pre_init or post_init."""
+    if pre_init.receivers or post_init.receivers:
+        return model(**values)
+    new = model.__new__(model)
+    new._state = ModelState()
+    new.__dict__.update(
+        {
+            field.attname: field.get_default()
+            for field in model._meta.concrete_fields
+            if field.attname not in values
+        }
+    )
+    new.__dict__.update(values)
+    return new

@@ -3,6 +3,8 @@ fields read when asked for, related objects cached, saved as updates."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 from django.db.models import Model
 from django.db.models.signals import post_init
@@ -82,3 +84,43 @@ def test_a_listener_of_post_init_still_hears_every_instance_read():
         post_init.disconnect(listen, sender=Publication)
 
     assert heard == [ours]
+
+
+def test_an_instance_built_for_a_bulk_write_holds_what_django_would_give_it():
+    from overview.models import Assessment
+    from packages.models.loading import built
+
+    publication = PublicationFactory()
+    values = {
+        "publication_id": publication.pk,
+        "judge": "sequential",
+        "verdict": "healthy",
+        "assessed_at": datetime(2026, 1, 5, tzinfo=UTC),
+    }
+
+    ours, djangos = built(Assessment, **values), Assessment(**values)
+
+    assert type(ours) is Assessment
+    # Every field Django sets, at its default where none was given, and nothing deferred.
+    assert _fields(ours) == _fields(djangos)
+    assert ours.get_deferred_fields() == set()
+    assert ours._state.adding and ours._state.db is None
+    ours.save(force_insert=True)
+    assert Assessment.objects.get(pk=publication.pk).verdict == "healthy"
+
+
+def test_an_instance_is_built_by_django_when_something_listens_to_its_making():
+    from overview.models import Assessment
+    from packages.models.loading import built
+
+    heard = []
+
+    def listener(sender, instance, **kwargs):
+        heard.append(sender)
+
+    post_init.connect(listener, sender=Assessment)
+    try:
+        built(Assessment, judge="ubuntu")
+    finally:
+        post_init.disconnect(listener, sender=Assessment)
+    assert heard == [Assessment]
