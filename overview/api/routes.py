@@ -108,11 +108,25 @@ def publications(request: HttpRequest, filters: Query[PublicationFilters]):
             for field, messages in filterset.errors.items()
         ]
         raise HttpError(400, "; ".join(problems))
-    page = _page(request, filterset.qs, page=filters.page, per_page=filters.per_page)
-    now = timezone.now()
     version = kept.current_version()
     if version is None:  # inside a transaction: nothing is kept
-        return {**_page_links(request, page), "results": _rows(request, list(page), now)}
+        page = _page(request, filterset.qs, page=filters.page, per_page=filters.per_page)
+        return {
+            **_page_links(request, page),
+            "results": _rows(request, list(page), timezone.now()),
+        }
+    # The whole order of the filtered updates, as ids, is kept per data version, as the
+    # overview keeps its own: a page, the next one or the same again costs no sort of every
+    # update in phasing. A package search, which has no bound, reads its own page.
+    ordered: QuerySet[Publication] | list[int] = filterset.qs
+    if filters.package is None:
+        ordered = kept.kept(
+            ("api-order", tuple(sorted(data.items()))),
+            lambda: list(filterset.qs.values_list("pk", flat=True)),
+            version=version,
+        )
+    page = _page(request, ordered, page=filters.page, per_page=filters.per_page)
+    now = timezone.now()
     # Each publication's answer is shaped and checked against its schema once per data
     # version and minute (its next step says when), for this site's address (its links):
     # a view reads its page's ids and answers with the kept rows, as ninja would write them.
@@ -121,8 +135,14 @@ def publications(request: HttpRequest, filters: Query[PublicationFilters]):
         dict,
         version=version,
     )
-    # The page's slice of the filtered queryset (a QuerySet: Paginator slices its input).
-    ids = list(cast("QuerySet[Publication]", page.object_list).values_list("pk", flat=True))
+    # The page's slice of the kept order, or of the filtered queryset (Paginator slices
+    # its input).
+    chunk = page.object_list
+    ids = (
+        list(chunk)
+        if isinstance(chunk, list)
+        else list(cast("QuerySet[Publication]", chunk).values_list("pk", flat=True))
+    )
     missing = [pk for pk in ids if pk not in known]
     if missing:
         records = selectors.active_publications().filter(pk__in=missing)

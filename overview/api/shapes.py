@@ -3,6 +3,7 @@ decisions, pages of results and their links."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 
 from django.core.paginator import EmptyPage, Page, Paginator
@@ -26,7 +27,9 @@ DEFAULT_PER_PAGE = 25
 MAX_PER_PAGE = 100
 
 
-def _page(request: HttpRequest, items: QuerySet, *, page: int, per_page: int) -> Page:
+def _page(
+    request: HttpRequest, items: QuerySet | Sequence[int], *, page: int, per_page: int
+) -> Page:
     try:
         return Paginator(items, per_page).page(page)
     except EmptyPage as error:

@@ -134,6 +134,45 @@ def test_the_api_answers_a_second_time_from_its_kept_rows_and_sees_a_write(anony
     assert after["results"][0]["state"] == "halted"
 
 
+def test_the_api_s_second_answer_reads_only_the_data_version(anonymous):
+    PublicationFactory(source_package=SourcePackageFactory(name="hello"))
+    anonymous.get("/api/v1/publications/?per_page=10")
+
+    with CaptureQueriesContext(connection) as second:
+        assert anonymous.get("/api/v1/publications/?per_page=10").status_code == 200
+
+    # The data version only: not the count, not the page's ids (the order is kept), not the
+    # rows (their answers are kept).
+    assert len(second) == 1, [q["sql"][:70] for q in second.captured_queries]
+
+
+def _api_names(answer: dict) -> list[str]:
+    return [row["source_package"] for row in answer["results"]]
+
+
+def test_the_api_s_pages_are_sliced_from_the_kept_order_and_a_write_reorders_them(anonymous):
+    names = [f"pkg{n:02}" for n in range(30)]
+    for name in reversed(names):
+        PublicationFactory(source_package=SourcePackageFactory(name=name))
+    api = "/api/v1/publications/"
+
+    first, second = (anonymous.get(f"{api}?page={n}").json() for n in (1, 2))
+    halted = anonymous.get(f"{api}?state=halted").json()
+    PublicationFactory(source_package=SourcePackageFactory(name="pkg00a"))
+    Publication.objects.filter(source_package__name="pkg07").update(state="halted")
+    after_write = anonymous.get(f"{api}?page=2").json()
+    halted_after = anonymous.get(f"{api}?state=halted").json()
+    searched = anonymous.get(f"{api}?package=pkg2").json()
+
+    assert (first["count"], _api_names(first)) == (30, names[:25])
+    assert _api_names(second) == names[25:] and second["next"] is None
+    assert halted["count"] == 0
+    assert after_write["count"] == 31 and _api_names(after_write) == names[24:]
+    assert _api_names(halted_after) == ["pkg07"]
+    assert _api_names(searched) == names[20:]
+    assert anonymous.get(f"{api}?page=3").status_code == 404
+
+
 def test_the_kept_table_frame_is_the_one_of_the_query_asked_for(member):
     for name in ("hello", "world"):
         PublicationFactory(source_package=SourcePackageFactory(name=name))
