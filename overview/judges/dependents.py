@@ -44,7 +44,7 @@ from django.db.models import Q
 from overview.evidence.counters import hour_of
 from overview.evidence.fleet_reads import fleet_sightings
 from overview.evidence.sources.base import CrashAnswer, ProblemRecord
-from overview.judges import exposure, installs, reads, sequential
+from overview.judges import exposure, installs, reads, reuse, sequential, stamps
 from overview.models import DependentCrashCount, ProblemKind
 from packages.domain import policy
 from packages.domain.change_words import plural, ratio_range
@@ -238,7 +238,9 @@ def publications_judge(
     histories = reads.histories(judged)
     reported = fleet_sightings(judged, starts={p.pk: starts[p.pk] for p in judged}, hours=hours_of)
     belief = exposure.prior(settings.PHASING_UPTAKE_HOURS)
-    found = {}
+    inputs = stamps.digest((test, settings.PHASING_UPTAKE_HOURS, settings.PHASING_JUDGE_IGNORERS))
+    read: dict[int, tuple[list[int], exposure.Sightings, list[str]]] = {}
+    keys: dict[int, str] = {}
     for library in judged:
         hours = hours_of[library.pk]
         percentages = installs.hourly_percentages(
@@ -247,18 +249,42 @@ def publications_judge(
         seen = exposure.Sightings(percentages, [0] * hours, [0] * hours)
         if library.pk in reported:
             seen = exposure.with_reported(seen, *reported[library.pk])
+        omitted = sorted(left_out.get(library.pk, ()))
+        read[library.pk] = (percentages, seen, omitted)
+        # Everything its judgement is a function of: found the same again (most ticks of an
+        # hour), the judgement the tick before kept stands (overview.judges.reuse).
+        by_dependent = counts.get(library.pk, {})
+        keys[library.pk] = reuse.stamp_key(
+            library.pk,
+            (
+                "dependents",
+                inputs,
+                tuple(percentages),
+                tuple(seen.new),
+                tuple(seen.old),
+                tuple(sorted((name, tuple(sorted(h.items()))) for name, h in by_dependent.items())),
+                tuple(omitted),
+            ),
+        )
+    found: dict[int, DependentsJudgement] = reuse.recall(keys)
+    fresh: dict[str, DependentsJudgement] = {}
+    for library in judged:
+        if library.pk in found:
+            continue
+        percentages, seen, omitted = read[library.pk]
         uptake = exposure.fit(seen, belief)
         high, low, middle = exposure.bracketed_shares(
             percentages, uptake, ignorers=settings.PHASING_JUDGE_IGNORERS
         )
-        found[library.pk] = judge_counts(
+        found[library.pk] = fresh[keys[library.pk]] = judge_counts(
             test,
             counts.get(library.pk, {}),
             share_low=low.tolist(),
             share_high=high.tolist(),
             share_middle=middle.tolist(),
-            left_out=sorted(left_out.get(library.pk, ())),
+            left_out=omitted,
         )
+    reuse.remember(fresh)
     return found
 
 

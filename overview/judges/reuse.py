@@ -16,6 +16,10 @@ histories). A person's action (its event), new crash hours, new sightings or fle
 reports, the hour turning change the stamp; a policy change or a step falling due change
 the decision taken from the judgement, which the controller takes afresh for every update.
 
+The dependents' judgement of a library (overview.judges.dependents) is kept the same way,
+under a digest of everything it is a function of (its percentages, the machines the fleet
+saw on each version, its dependents' crashes hour by hour, the test's settings).
+
 PHASING_JUDGEMENT_REUSE turns it off; a cache that fails is a miss (the update is read).
 """
 
@@ -64,7 +68,7 @@ def stamp_key(publication_id: int, stamp: tuple[Any, ...]) -> str:
     return f"{PREFIX}:{publication_id}:{digest}"
 
 
-def recall(keys: Mapping[int, str]) -> dict[int, Kept]:
+def recall(keys: Mapping[int, str]) -> dict[int, Any]:
     """The stored judgements whose inputs are unchanged, by publication id."""
     if not keys or not enabled():
         return {}

@@ -293,3 +293,44 @@ def test_the_fleet_agents_measured_share_gives_the_test_its_power(measured):
     tick()
     found = Problem.objects.filter(publication=publication, kind=ProblemKind.DEPENDENTS)
     assert found.exists() == measured
+
+
+@pytest.fixture
+def kept_judgements(settings):
+    from django.core.cache import cache
+
+    settings.PHASING_JUDGEMENT_REUSE = True
+    cache.clear()
+    yield
+    cache.clear()
+
+
+def test_a_library_s_dependents_found_the_same_again_keep_their_judgement(
+    kept_judgements, settings, monkeypatch
+):
+    """Most ticks of an hour find every library's dependents' crashes as the tick before:
+    the judgement it kept stands, the one judging them again would give; a new crash of a
+    dependent, or another hour, judges them again."""
+    publication = library()
+    crash_reports_ingest(dependents_reports({"firefox": 4.0, "curl": 1.0}))
+    judged = []
+    real = dependents.judge_counts
+    monkeypatch.setattr(
+        dependents, "judge_counts", lambda *a, **k: judged.append(1) or real(*a, **k)
+    )
+
+    def judgement(now):
+        return dependents.publications_judge([publication], test=TEST, now=now)
+
+    first = judgement(T0)
+    again = judgement(T0 + timedelta(minutes=5))
+    assert again == first and len(judged) == 1
+
+    crash_reports_ingest(dependents_reports({"curl": 1.0}, hours=1, seed=9))
+    after_a_crash = judgement(T0 + timedelta(minutes=10))
+    next_hour = judgement(T0 + HOUR)
+    assert len(judged) == 3
+    settings.PHASING_JUDGEMENT_REUSE = False
+    assert after_a_crash == judgement(T0 + timedelta(minutes=10))
+    assert next_hour == judgement(T0 + HOUR)
+    assert after_a_crash != first
