@@ -52,7 +52,10 @@ _OFFSETS = tuple(timedelta(hours=h) for h in range(24 * 31))
 
 
 def hours_from(start: datetime, count: int) -> list[datetime]:
-    """The `count` hours from `start`, in order."""
+    """The `count` hours from `start`, in order: none for a count of 0 or less (an update
+    published after the tick's hour has no hours yet)."""
+    if count <= 0:
+        return []
     if count <= len(_OFFSETS):
         return [start + offset for offset in _OFFSETS[:count]]
     return [start + timedelta(hours=h) for h in range(count)]
@@ -66,7 +69,7 @@ def _time_eligible(percentages: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
     # The highest draw of each group: every percentage the history used from 0 up, and
     # 100 (marked in a table of the 101 draws: no sort, a tick asks this 40,000 times).
     used = np.zeros(101, dtype=bool)
-    clipped = np.clip(values, -1, 100)
+    clipped = np.clip(values, -1, 100).astype(np.intp)  # whole numbers, as apt's percentages
     used[clipped[clipped >= 0]] = True
     used[100] = True
     tops = np.flatnonzero(used)

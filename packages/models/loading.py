@@ -16,6 +16,7 @@ utils' field trackers say, gets Django's own path, and the instance it expects).
 from __future__ import annotations
 
 from collections.abc import Collection
+from functools import cache
 from typing import Any, Self, TypeVar
 
 from django.db.models import Model
@@ -41,6 +42,11 @@ class LoadedFromRows:
 M = TypeVar("M", bound=Model)
 
 
+@cache
+def _attnames(model: type[Model]) -> frozenset[str]:
+    return frozenset(field.attname for field in model._meta.concrete_fields)
+
+
 def built(model: type[M], **values: Any) -> M:
     """A new instance of `model` for a bulk write, from its fields' attnames: what
     Model.__init__ would store (each value in the instance's __dict__, a field not given at
@@ -48,6 +54,9 @@ def built(model: type[M], **values: Any) -> M:
     Django's own __init__ when anything listens to pre_init or post_init."""
     if pre_init.receivers or post_init.receivers:
         return model(**values)
+    unknown = values.keys() - _attnames(model)
+    if unknown:  # as Model.__init__ refuses them: a misspelt field is not silently dropped
+        raise TypeError(f"{model.__name__}() got unexpected keywords: {', '.join(sorted(unknown))}")
     new = model.__new__(model)
     new._state = ModelState()
     new.__dict__.update(

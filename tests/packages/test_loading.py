@@ -107,6 +107,8 @@ def test_an_instance_built_for_a_bulk_write_holds_what_django_would_give_it():
     assert ours._state.adding and ours._state.db is None
     ours.save(force_insert=True)
     assert Assessment.objects.get(pk=publication.pk).verdict == "healthy"
+    with pytest.raises(TypeError, match="verdikt"):  # as Django refuses a misspelt field
+        built(Assessment, **values, verdikt="healthy")
 
 
 def test_an_instance_is_built_by_django_when_something_listens_to_its_making():

@@ -108,7 +108,7 @@ def test_the_percentage_of_each_hour_as_defined_over_random_histories():
 
 
 def test_the_hours_from_a_start_are_every_hour_in_order_however_many():
-    for count in (0, 1, 24 * 14, 24 * 31, 24 * 31 + 1, 2000):
+    for count in (-24, -1, 0, 1, 24 * 14, 24 * 31, 24 * 31 + 1, 2000):
         hours = installs.hours_from(T0, count)
         assert hours == [T0 + timedelta(hours=h) for h in range(count)]
 
