@@ -295,18 +295,8 @@ def test_the_fleet_agents_measured_share_gives_the_test_its_power(measured):
     assert found.exists() == measured
 
 
-@pytest.fixture
-def kept_judgements(settings):
-    from django.core.cache import cache
-
-    settings.PHASING_JUDGEMENT_REUSE = True
-    cache.clear()
-    yield
-    cache.clear()
-
-
 def test_a_library_s_dependents_found_the_same_again_keep_their_judgement(
-    kept_judgements, settings, monkeypatch
+    reuse_on, settings, monkeypatch
 ):
     """Most ticks of an hour find every library's dependents' crashes as the tick before:
     the judgement it kept stands, the one judging them again would give; a new crash of a

@@ -34,14 +34,6 @@ from tests.overview.judges.test_pipeline import HOUR, NEW, OLD, T0, crashes, rep
 pytestmark = [pytest.mark.django_db]
 
 
-@pytest.fixture
-def reuse_on(settings):
-    settings.PHASING_JUDGEMENT_REUSE = True
-    cache.clear()
-    yield
-    cache.clear()
-
-
 def updates(percentages: list[int]) -> list[Publication]:
     made = []
     for n, percentage in enumerate(percentages):
