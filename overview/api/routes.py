@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, cast
+from typing import Annotated, Literal
 
 from django.db.models import QuerySet
 from django.http import HttpRequest, QueryDict
@@ -118,13 +118,11 @@ def publications(request: HttpRequest, filters: Query[PublicationFilters]):
     # The whole order of the filtered updates, as ids, is kept per data version, as the
     # overview keeps its own: a page, the next one or the same again costs no sort of every
     # update in phasing. A package search, which has no bound, reads its own page.
-    ordered: QuerySet[Publication] | list[int] = filterset.qs
+    ids_in_order = filterset.qs.values_list("pk", flat=True)
+    ordered: QuerySet[Publication, int] | list[int] = ids_in_order
     if filters.package is None:
-        ordered = kept.kept(
-            ("api-order", tuple(sorted(data.items()))),
-            lambda: list(filterset.qs.values_list("pk", flat=True)),
-            version=version,
-        )
+        key = ("api-order", tuple(sorted(data.items())))
+        ordered = kept.kept(key, lambda: list(ids_in_order), version=version)
     page = _page(request, ordered, page=filters.page, per_page=filters.per_page)
     now = timezone.now()
     # Each publication's answer is shaped and checked against its schema once per data
@@ -135,14 +133,7 @@ def publications(request: HttpRequest, filters: Query[PublicationFilters]):
         dict,
         version=version,
     )
-    # The page's slice of the kept order, or of the filtered queryset (Paginator slices
-    # its input).
-    chunk = page.object_list
-    ids = (
-        list(chunk)
-        if isinstance(chunk, list)
-        else list(cast("QuerySet[Publication]", chunk).values_list("pk", flat=True))
-    )
+    ids = list(page.object_list)  # the page's slice of the ids (Paginator slices its input)
     missing = [pk for pk in ids if pk not in known]
     if missing:
         records = selectors.active_publications().filter(pk__in=missing)

@@ -239,7 +239,9 @@ def publications_judge(
     reported = fleet_sightings(judged, starts={p.pk: starts[p.pk] for p in judged}, hours=hours_of)
     belief = exposure.prior(settings.PHASING_UPTAKE_HOURS)
     inputs = stamps.digest((test, settings.PHASING_UPTAKE_HOURS, settings.PHASING_JUDGE_IGNORERS))
-    read: dict[int, tuple[list[int], exposure.Sightings, list[str]]] = {}
+    read: dict[
+        int, tuple[list[int], exposure.Sightings, list[str], dict[str, dict[int, tuple[int, int]]]]
+    ] = {}
     keys: dict[int, str] = {}
     for library in judged:
         hours = hours_of[library.pk]
@@ -250,10 +252,10 @@ def publications_judge(
         if library.pk in reported:
             seen = exposure.with_reported(seen, *reported[library.pk])
         omitted = sorted(left_out.get(library.pk, ()))
-        read[library.pk] = (percentages, seen, omitted)
+        by_dependent = counts.get(library.pk, {})
+        read[library.pk] = (percentages, seen, omitted, by_dependent)
         # Everything its judgement is a function of: found the same again (most ticks of an
         # hour), the judgement the tick before kept stands (overview.judges.reuse).
-        by_dependent = counts.get(library.pk, {})
         keys[library.pk] = reuse.stamp_key(
             library.pk,
             (
@@ -271,14 +273,14 @@ def publications_judge(
     for library in judged:
         if library.pk in found:
             continue
-        percentages, seen, omitted = read[library.pk]
+        percentages, seen, omitted, by_dependent = read[library.pk]
         uptake = exposure.fit(seen, belief)
         high, low, middle = exposure.bracketed_shares(
             percentages, uptake, ignorers=settings.PHASING_JUDGE_IGNORERS
         )
         found[library.pk] = fresh[keys[library.pk]] = judge_counts(
             test,
-            counts.get(library.pk, {}),
+            by_dependent,
             share_low=low.tolist(),
             share_high=high.tolist(),
             share_middle=middle.tolist(),
